@@ -1,0 +1,33 @@
+# Two entry points do all set-up: `make run` and `make test`.
+PY      ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export PREFECT_LOGGING_LEVEL ?= WARNING
+
+.PHONY: run test lint bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/duplirank nightly --landing data/sample --warehouse data/warehouse
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check flows transforms tests bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf data/warehouse .prefect
