@@ -438,3 +438,28 @@ def month_of(ts: datetime | date, timezone: str) -> str:
 def month_expr(col: str, timezone: str) -> pl.Expr:
     """Vectorised `month_of` for a UTC datetime column."""
     return pl.col(col).dt.convert_time_zone(timezone).dt.strftime("%Y-%m")
+
+
+DATA_ISSUES_SCHEMA: dict[str, pl.DataType] = {
+    "month": pl.String(),
+    "kind": pl.String(),
+    "keys": pl.String(),  # JSON object naming the affected tournament/match/event/board/pair
+    "detail": pl.String(),
+}
+
+
+def data_issues(frame: pl.LazyFrame, kind: str, keys: list[str], detail: pl.Expr) -> pl.LazyFrame:
+    """Shape flagged rows as `data_issues` rows: `keys` columns become one JSON object.
+
+    `frame` must have a `month` column (the partition the issue is published in).
+    """
+    return frame.select(
+        pl.col("month").cast(pl.String),
+        pl.lit(kind).alias("kind"),
+        pl.struct([pl.col(k).cast(pl.String) for k in keys]).struct.json_encode().alias("keys"),
+        detail.cast(pl.String).alias("detail"),
+    )
+
+
+def empty_data_issues() -> pl.LazyFrame:
+    return pl.LazyFrame(schema=DATA_ISSUES_SCHEMA)
