@@ -28,6 +28,6 @@ def run_model(
         con.execute("set threads to 2")
         for table, frame in tables.items():
             con.register(table, frame.collect() if isinstance(frame, pl.LazyFrame) else frame)
-        return pl.from_arrow(con.execute(model_sql(name), params or {}).to_arrow_table())
+        return con.sql(model_sql(name), params=params or None).pl()
     finally:
         con.close()
