@@ -1,0 +1,112 @@
+"""`duplirank generate`: write realistic synthetic raw logs, one JSON Lines file per day and game.
+
+Files are named `<game>-YYYY-MM-DD.jsonl` (`simultane`, `ff`, `bridge`); every other day is
+gzipped (`.jsonl.gz`, with mtime 0 so the bytes are reproducible). The Simultané logs come from
+`flows.generate_simultane`; the Face-à-Face and bridge logs from `flows.generate_face_a_face`
+and `flows.generate_bridge` when those modules are importable (they are optional here).
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import json
+from collections.abc import Callable
+from datetime import date, datetime
+from pathlib import Path
+
+from flows.generate_simultane import PARIS, player_ids, simultane_log
+
+# fields that date a record, in order of preference, and the ids that tie records to it
+DATE_FIELDS = (
+    "date",
+    "tournament_start",
+    "created_at",
+    "scheduled_at",
+    "started_at",
+    "disconnected_at",
+)
+ID_FIELDS = ("match_id", "event_id", "tournament_id")
+
+
+def _optional(module: str, name: str) -> Callable | None:
+    """`module.name`, or None when the module does not exist (yet)."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as err:  # a failing import inside that module still shows
+        if err.name != module:
+            raise
+        return None
+
+
+def _day_of(value: str) -> date | None:
+    """Paris calendar date of an ISO timestamp (or the date itself), None if not one."""
+    try:
+        if len(value) == 10:
+            return date.fromisoformat(value)
+        stamp = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    return stamp.astimezone(PARIS).date() if stamp.tzinfo else stamp.date()
+
+
+def split_by_day(lines: list[str], default: date) -> dict[date, list[str]]:
+    """Group lines by the Paris date of their record, keeping their order.
+
+    A record without a date of its own takes the date of the match/event/tournament it names;
+    a line that cannot be read (a corrupted one) stays with the line before it.
+    """
+    by_day: dict[date, list[str]] = {}
+    id_day: dict[tuple[str, str], date] = {}
+    day = default
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            found = None
+            for name in DATE_FIELDS:
+                if isinstance(obj.get(name), str):
+                    found = _day_of(obj[name])
+                    if found is not None:
+                        break
+            ids = [(k, obj[k]) for k in ID_FIELDS if isinstance(obj.get(k), str)]
+            if found is None:
+                found = next((id_day[i] for i in ids if i in id_day), None)
+            if found is not None:
+                day = found
+                for i in ids:
+                    id_day.setdefault(i, day)
+        by_day.setdefault(day, []).append(line)
+    return by_day
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    path.write_bytes(data)
+
+
+def generate(out: Path, players: int, days: int, seed: int, start: date) -> list[Path]:
+    """Write the logs of `days` days from `start` into `out`; returns the files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    per_game: dict[str, dict[date, list[str]]] = {
+        "simultane": {d.day: d.lines for d in simultane_log(seed, players, start, days).days}
+    }
+    ff_lines = _optional("flows.generate_face_a_face", "ff_lines")
+    if ff_lines is not None:
+        per_game["ff"] = split_by_day(ff_lines(seed, player_ids(players), start, days), start)
+    bridge_lines = _optional("flows.generate_bridge", "bridge_lines")
+    if bridge_lines is not None:
+        per_game["bridge"] = split_by_day(bridge_lines(seed, days, start, days), start)
+    written = []
+    for game, by_day in per_game.items():
+        for day in sorted(by_day):
+            gz = ".gz" if (day - start).days % 2 == 1 else ""
+            path = out / f"{game}-{day.isoformat()}.jsonl{gz}"
+            _write(path, by_day[day])
+            written.append(path)
+    return written
