@@ -1,0 +1,182 @@
+"""% cumul (blocks of 20 deals) and % actuel (moving average) of the Simultané (spec).
+
+A player's scored deals in chronological order (played_at = finished_at else started_at; equal
+times by tournament_id, then deal_no) are cut into non-overlapping blocks of `block_deals`
+deals; each full block is one result dated by its last deal. The incomplete last block is
+pending and not output. Deals that are not scored (no bot reference) have no P and are left
+out of the blocks (**our reading**: they are not deals the player can be measured on).
+
+% actuel as of t: the results dated in (t - window_days, t] (window_days x 24 h), of those the
+`window_results` most recent; with k >= 3 of them drop one best and one worst and average the
+k - 2 others, with k <= 2 the plain mean; `representative` = (k = window_results).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from transforms.records import month_expr
+from transforms.simultane.options import SimultaneOptions
+
+PLAYER = "player_id"
+TS = pl.Datetime("us", "UTC")
+
+
+def blocks(
+    deal_results: pl.LazyFrame, opts: SimultaneOptions, as_of: datetime | None = None
+) -> pl.LazyFrame:
+    """Table `simultane_blocks` (humans, one row per full block), from the full deal history.
+
+    Columns: player_id, block_no (1, 2, ... per player), started_at (played_at of the block's
+    first deal), ended_at (played_at of its last deal = the result's date), month (of ended_at
+    in the platform time zone), pct_cumul (mean P of the block, unfinished = 0), pct_actuel (as
+    of ended_at), k (results used for it), representative (k == window_results), in_window (the
+    result is one of the <= window_results used for % actuel as of `as_of`, default the latest
+    ended_at in the data). Sorted by player_id, block_no.
+    """
+    deals = (
+        deal_results.filter(~pl.col("is_bot") & pl.col("scored"))
+        .select(PLAYER, "played_at", "tournament_id", "deal_no", "pct")
+        .sort([PLAYER, "played_at", "tournament_id", "deal_no"])
+        .with_columns(
+            block_no=(pl.int_range(pl.len(), dtype=pl.Int64) // opts.block_deals + 1).over(PLAYER)
+        )
+    )
+    results = (
+        deals.group_by([PLAYER, "block_no"])
+        .agg(
+            pl.len().alias("_deals"),
+            pl.col("played_at").min().alias("started_at"),
+            pl.col("played_at").max().alias("ended_at"),
+            pl.col("pct").mean().alias("pct_cumul"),
+        )
+        .filter(pl.col("_deals") == opts.block_deals)
+        .drop("_deals")
+        .with_columns(month=month_expr("ended_at", opts.timezone))
+        .cache()  # used three times below: compute the sort once
+    )
+    own_dates = results.select(PLAYER, pl.col("ended_at").alias("as_of"), "block_no")
+    actuel = pct_actuel_at(results, own_dates, opts)
+    if as_of is None:
+        latest = results.select(pl.col("ended_at").max().alias("as_of"))
+    else:
+        latest = pl.LazyFrame({"as_of": [as_of]}, schema={"as_of": TS})
+    window = (
+        results.select(PLAYER)
+        .unique()
+        .join(latest, how="cross")
+        .pipe(_window_bounds, results, opts)
+        .select(PLAYER, "_first", "_hi")
+    )
+    return (
+        results.join(actuel, on=[PLAYER, "block_no"], how="left")
+        .join(window, on=PLAYER, how="left")
+        .with_columns(
+            in_window=pl.col("block_no").is_between(pl.col("_first"), pl.col("_hi")).fill_null(
+                False
+            )
+        )
+        .select(
+            PLAYER,
+            "block_no",
+            "started_at",
+            "ended_at",
+            "month",
+            "pct_cumul",
+            "pct_actuel",
+            "k",
+            "representative",
+            "in_window",
+        )
+        .sort([PLAYER, "block_no"])
+    )
+
+
+def _window_bounds(
+    points: pl.LazyFrame, results: pl.LazyFrame, opts: SimultaneOptions
+) -> pl.LazyFrame:
+    """Add to each (player_id, as_of) the block_no range [_first, _hi] of its window.
+
+    _hi = last block dated <= as_of; _lo = last block dated <= as_of - window (excluded);
+    block numbers grow with the date, so the window is (_lo, _hi] cut to its last
+    `window_results`. An empty window has _first > _hi.
+    """
+    last_by_date = (
+        results.group_by([PLAYER, "ended_at"])
+        .agg(pl.col("block_no").max().alias("_no"))
+        .sort("ended_at")
+    )
+    sorted_points = points.with_columns(
+        _since=pl.col("as_of") - pl.duration(days=opts.window_days)
+    )
+
+    def last_block_before(frame: pl.LazyFrame, on: str, name: str) -> pl.LazyFrame:
+        return frame.sort(on).join_asof(
+            last_by_date.rename({"_no": name}),
+            left_on=on,
+            right_on="ended_at",
+            by=PLAYER,
+            strategy="backward",
+        ).drop("ended_at")
+
+    bounded = last_block_before(sorted_points, "as_of", "_hi")
+    bounded = last_block_before(bounded, "_since", "_lo")
+    hi = pl.col("_hi").fill_null(0)
+    lo = pl.max_horizontal(pl.col("_lo").fill_null(0), hi - opts.window_results)
+    return bounded.with_columns(_hi=hi, _first=lo + 1).drop("_lo", "_since")
+
+
+def trimmed_mean(total: pl.Expr, best: pl.Expr, worst: pl.Expr, k: pl.Expr) -> pl.Expr:
+    """% actuel of k results: drop one best and one worst when k >= 3, else the plain mean."""
+    return (
+        pl.when(k >= 3)
+        .then((total - best - worst) / (k - 2))
+        .when(k > 0)
+        .then(total / k)
+        .cast(pl.Float64)
+    )
+
+
+def pct_actuel_at(
+    blocks: pl.LazyFrame, points: pl.LazyFrame, opts: SimultaneOptions
+) -> pl.LazyFrame:
+    """% actuel of each (player_id, as_of) of `points`, from the results of `blocks`.
+
+    `blocks` needs player_id, block_no, ended_at, pct_cumul; `points` needs player_id and
+    as_of (UTC datetime) and may carry other columns, which are kept. Adds pct_actuel (null
+    when no result is in the window), k (results used) and representative (k ==
+    window_results).
+    """
+    results = blocks.select(PLAYER, "block_no", "ended_at", "pct_cumul")
+    bounded = points.pipe(_window_bounds, results, opts).with_columns(
+        _row=pl.int_range(pl.len(), dtype=pl.Int64)
+    )
+    used = (
+        bounded.select(
+            "_row",
+            PLAYER,
+            pl.int_ranges(pl.col("_first"), pl.col("_hi") + 1).alias("block_no"),
+        )
+        .explode("block_no")
+        .join(results.select(PLAYER, "block_no", "pct_cumul"), on=[PLAYER, "block_no"])
+        .group_by("_row")
+        .agg(
+            pl.col("pct_cumul").sum().alias("_total"),
+            pl.col("pct_cumul").max().alias("_best"),
+            pl.col("pct_cumul").min().alias("_worst"),
+            pl.len().cast(pl.Int64).alias("k"),
+        )
+    )
+    k = pl.col("k").fill_null(0)
+    return (
+        bounded.join(used, on="_row", how="left")
+        .with_columns(
+            pct_actuel=trimmed_mean(pl.col("_total"), pl.col("_best"), pl.col("_worst"), k),
+            k=k,
+            representative=k == opts.window_results,
+        )
+        .sort("_row")
+        .drop("_row", "_first", "_hi", "_total", "_best", "_worst")
+    )

@@ -1,0 +1,137 @@
+"""Monthly indicators of the Simultané: Indice and Victoire per month and per day (spec).
+
+- Indice Duplicaté = (sum of the player's `indice_best` best completed tournament results of
+  the month) / indice_best, always divided by indice_best: before 20 results each one adds
+  result / 20; from the 21st on a result enters only if it beats the worst kept one.
+- Victoire Duplicaté = (sum of the `victoire_best` best results among the completed tournaments
+  the player won that month) / victoire_best, always divided by victoire_best.
+
+Both read the points of completed participations only; humans only (the bot has none).
+Month and day are those of the tournament's start in the platform time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from transforms.simultane.blocks import pct_actuel_at
+from transforms.simultane.options import SimultaneOptions
+
+PLAYER = "player_id"
+TS = pl.Datetime("us", "UTC")
+
+
+def indicators(opts: SimultaneOptions) -> list[pl.Expr]:
+    """Aggregations over one player's completed results (points, is_winner) of a period."""
+    won = pl.col("points").filter(pl.col("is_winner"))
+    return [
+        (pl.col("points").top_k(opts.indice_best).sum() / opts.indice_best).alias("indice"),
+        (won.top_k(opts.victoire_best).sum() / opts.victoire_best).alias("victoire"),
+        pl.len().cast(pl.Int64).alias("tournaments"),
+        pl.col("is_winner").sum().cast(pl.Int64).alias("wins"),
+    ]
+
+
+def _completed_human(tournament_results: pl.LazyFrame) -> pl.LazyFrame:
+    return tournament_results.filter(~pl.col("is_bot") & pl.col("completed"))
+
+
+def month_end(month: pl.Expr, timezone: str) -> pl.Expr:
+    """Last instant (UTC, 1 us before the next month starts in `timezone`) of a YYYY-MM month."""
+    first = pl.concat_str(month, pl.lit("-01")).str.to_date("%Y-%m-%d")
+    next_start = (
+        first.dt.offset_by("1mo")
+        .cast(pl.Datetime("us"))
+        .dt.replace_time_zone(timezone)
+        .dt.convert_time_zone("UTC")
+    )
+    return next_start - pl.duration(microseconds=1)
+
+
+def monthly(
+    tournament_results: pl.LazyFrame,
+    blocks: pl.LazyFrame,
+    opts: SimultaneOptions,
+    as_of: datetime | None = None,
+) -> pl.LazyFrame:
+    """Table `simultane_monthly` (humans, player x month).
+
+    One row per human who took part in a tournament of the month (completed or not).
+    Columns: month, player_id, indice, victoire (Float64), tournaments (completed ones), wins
+    (completed and won), pct_actuel (as of the month's end, or of `as_of` when earlier;
+    `as_of` defaults to the latest result date of `blocks`), k, representative (k == 20),
+    rank_indice (1 = best Indice of the month; ties share). Sorted by month, rank_indice,
+    player_id. `blocks` is the full `simultane_blocks` history (player_id, block_no, ended_at,
+    pct_cumul are used).
+    """
+    humans = tournament_results.filter(~pl.col("is_bot"))
+    players = humans.select("month", PLAYER).unique()
+    values = (
+        _completed_human(tournament_results).group_by(["month", PLAYER]).agg(indicators(opts))
+    )
+    if as_of is None:
+        latest = blocks.select(pl.col("ended_at").max().alias("_latest"))
+    else:
+        latest = pl.LazyFrame({"_latest": [as_of]}, schema={"_latest": TS})
+    points = (
+        players.join(latest, how="cross")
+        .with_columns(
+            as_of=pl.min_horizontal(month_end(pl.col("month"), opts.timezone), "_latest")
+        )
+        .with_columns(pl.col("as_of").fill_null(month_end(pl.col("month"), opts.timezone)))
+        .drop("_latest")
+    )
+    actuel = pct_actuel_at(blocks, points, opts)
+    return (
+        actuel.join(values, on=["month", PLAYER], how="left")
+        .with_columns(
+            pl.col("indice", "victoire").fill_null(0.0),
+            pl.col("tournaments", "wins").fill_null(0),
+        )
+        .with_columns(
+            rank_indice=pl.col("indice")
+            .rank("min", descending=True)
+            .over("month")
+            .cast(pl.Int64)
+        )
+        .select(
+            "month",
+            PLAYER,
+            "indice",
+            "victoire",
+            "tournaments",
+            "wins",
+            "pct_actuel",
+            "k",
+            "representative",
+            "rank_indice",
+        )
+        .sort(["month", "rank_indice", PLAYER])
+    )
+
+
+def daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
+    """Table `simultane_daily` (humans): Indice and Victoire month to date, as of each evening.
+
+    **Choice**: one row per player per day on which they have a completed result in that
+    month (the indicators only change on those days; a day without a row keeps the value of
+    the player's previous row of the month). Day = calendar date of the tournament's start in
+    the platform time zone. Columns: date, month, player_id, indice, victoire, tournaments,
+    wins (all month to date, that day included). Sorted by month, player_id, date.
+    """
+    results = _completed_human(tournament_results).with_columns(
+        date=pl.col("tournament_start").dt.convert_time_zone(opts.timezone).dt.date()
+    )
+    days = results.select("month", PLAYER, "date").unique()
+    so_far = days.join(
+        results.select("month", PLAYER, pl.col("date").alias("_played"), "points", "is_winner"),
+        on=["month", PLAYER],
+    ).filter(pl.col("_played") <= pl.col("date"))
+    return (
+        so_far.group_by(["month", PLAYER, "date"])
+        .agg(indicators(opts))
+        .select("date", "month", PLAYER, "indice", "victoire", "tournaments", "wins")
+        .sort(["month", PLAYER, "date"])
+    )
