@@ -70,7 +70,8 @@ def chart_simultane(
 
     fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
     ax.axhline(100, color="black", linewidth=0.6, linestyle=":", label="bot (100 %)")
-    ax.plot(dates, mine["pct_actuel"].to_list(), color=PCT_ACTUEL, linewidth=2, label="% actuel")
+    pct_actuel = mine["pct_actuel"].cast(pl.Float64).fill_null(float("nan")).to_list()
+    ax.plot(dates, pct_actuel, color=PCT_ACTUEL, linewidth=2, label="% actuel")
     labels = {
         IN_WINDOW: "result in the window (% cumul of 20 deals)",
         NEXT_TO_LEAVE: f"{window_results}th most recent result (next to leave)",
