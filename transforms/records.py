@@ -157,12 +157,14 @@ RECORD_TYPES: dict[str, RecordType] = {
             ),
             key=("match_id",),
             checks=(
-                lambda r: "player_a and player_b are the same"
-                if r["player_a"] == r["player_b"]
-                else None,
-                lambda r: _finished_after_started(r, "started_at", "ended_at")
-                if r.get("started_at") is not None
-                else None,
+                lambda r: (
+                    "player_a and player_b are the same" if r["player_a"] == r["player_b"] else None
+                ),
+                lambda r: (
+                    _finished_after_started(r, "started_at", "ended_at")
+                    if r.get("started_at") is not None
+                    else None
+                ),
             ),
         ),
         RecordType(
@@ -463,3 +465,34 @@ def data_issues(frame: pl.LazyFrame, kind: str, keys: list[str], detail: pl.Expr
 
 def empty_data_issues() -> pl.LazyFrame:
     return pl.LazyFrame(schema=DATA_ISSUES_SCHEMA)
+
+
+def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Resolve re-delivered records: per record key the latest delivery wins (then the later line).
+
+    Returns (current rows, data_issues rows of kind `superseded_record` for the rows dropped).
+    """
+    rt = RECORD_TYPES[record_type]
+    key = list(rt.key)
+    ordered = frame.with_columns(
+        pl.int_range(pl.len())
+        .sort_by(["delivery", "line_no"], descending=[True, True])
+        .over(key)
+        .alias("_newer"),
+        pl.col("delivery").max().over(key).alias("_winner"),
+    )
+    # int_range(...).sort_by(...).over() numbers rows in the sort order within each key
+    kept = ordered.filter(pl.col("_newer") == 0).drop("_newer", "_winner")
+    superseded = data_issues(
+        ordered.filter(pl.col("_newer") > 0),
+        "superseded_record",
+        key,
+        pl.format(
+            "{} line {} (delivery {}) replaced by delivery {}",
+            pl.lit(record_type),
+            pl.col("line_no"),
+            pl.col("delivery"),
+            pl.col("_winner"),
+        ),
+    )
+    return kept, superseded

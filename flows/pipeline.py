@@ -1,0 +1,179 @@
+"""The steps of a run, as plain functions of (warehouse, keys) → staged operations.
+
+Each step reads what it needs from the warehouse (published state + the run's `pending`
+operations), calls the pure transforms, writes its output files and returns the operations that
+publish them. Prefect tasks in `flows/nightly.py` wrap these one-to-one; nothing here knows about
+Prefect, so the same steps run in tests, in a plain script, or on a distributed task runner.
+
+What depends on what (why a month's rebuild reaches later months):
+- deal/match/board level results of month M depend only on bronze of month M;
+- a player's 20-deal blocks and % actuel run over their whole history: new deals of month M
+  change blocks ending in M or later, never earlier ones (a month's deals start in that month);
+- Elo runs over all matches in order of end: a change in month M changes ratings from M on;
+- so a rebuild of months {M…} recomputes deal-level results of those months, and the
+  history-level tables (blocks, monthly, daily, Elo, FF ranking) of every month ≥ min(M…).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from flows.ingest import IngestResult, bronze_table, ingest
+from flows.settings import Settings
+from flows.warehouse import UserError, Warehouse
+from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES, latest_delivery, month_of
+
+COMPETITIONS = {
+    "simultane": ("simultane.deal",),
+    "face_a_face": ("ff.match", "ff.deal", "ff.disconnect"),
+    "bridge": ("bridge.event", "bridge.result", "bridge.penalty"),
+}
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def bronze(wh: Warehouse, record_type: str, months: list[str], pending=None) -> pl.LazyFrame:
+    """Current bronze rows of some months: re-deliveries resolved (latest wins)."""
+    table = bronze_table(record_type)
+    frame = wh.scan(
+        table, [f"month={m}" for m in months], RECORD_TYPES[record_type].schema(), pending
+    )
+    return latest_delivery(frame, record_type)
+
+
+def later_months(wh: Warehouse, table: str, first: str, pending=None) -> list[str]:
+    return [m for m in wh.months(table, pending) if m >= first]
+
+
+@dataclasses.dataclass
+class Summary:
+    run_id: str
+    ingest: IngestResult | None = None
+    rebuilt: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+    def text(self) -> str:
+        lines = []
+        if self.ingest is not None:
+            files = self.ingest.files
+            read = sum(f.lines_read for f in files)
+            accepted = sum(f.rows_accepted for f in files)
+            rejected = sum(f.rows_quarantined for f in files)
+            skipped = sum(f.status == "already_ingested" for f in files)
+            unreadable = sum(f.status == "unreadable" for f in files)
+            lines.append(
+                f"files: {len(files)} ({skipped} already ingested, {unreadable} unreadable); "
+                f"lines read: {read}, rows accepted: {accepted}, rows quarantined: {rejected}"
+            )
+        for competition, months in sorted(self.rebuilt.items()):
+            if months:
+                lines.append(f"{competition}: rebuilt {', '.join(months)}")
+        if not any(self.rebuilt.values()):
+            lines.append("no month to rebuild")
+        return "\n".join(lines)
+
+    def rankings(self, settings: Settings, top: int = 10) -> str:
+        from flows.report import rankings_text
+
+        return rankings_text(settings.warehouse, top)
+
+
+# --------------------------------------------------------------------------- ingest
+def run_ingest(settings: Settings, paths: list[Path], run_id: str | None = None) -> Summary:
+    """`duplirank ingest`: validate and load files into bronze, publish, mark months dirty."""
+    wh = Warehouse(settings.warehouse)
+    summary = Summary(run_id or new_run_id())
+    with wh.lock(settings.lock_wait_s):
+        wh.collect_garbage()
+        summary.ingest = ingest_step(wh, summary.run_id, paths, settings.timezone)
+    return summary
+
+
+def ingest_step(wh: Warehouse, run_id: str, paths: list[Path], timezone: str) -> IngestResult:
+    tx = wh.transaction(run_id)
+    result = ingest(wh, tx, paths, timezone)
+    for competition, record_types in COMPETITIONS.items():
+        tx.mark_dirty(competition, result.touched(*record_types))
+    tx.commit()
+    return result
+
+
+# --------------------------------------------------------------------------- simultané
+def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
+    """Deal and tournament results of one month."""
+    from transforms.simultane.scoring import deal_issues, score_deals
+    from transforms.simultane.tournaments import tournament_results
+
+    opts = settings.simultane_options()
+    tx = wh.transaction(run_id)
+    deals, superseded = bronze(wh, "simultane.deal", [month])
+    deal_results = score_deals(deals, opts).collect()
+    tournaments = tournament_results(deal_results.lazy(), opts).collect()
+    issues = pl.concat([superseded, deal_issues(deals, opts)]).collect()
+    tx.put_months("silver", "simultane_deal_results", deal_results, [month])
+    tx.put_months("silver", "simultane_tournament_results", tournaments, [month])
+    tx.put_months("gold", "data_issues", issues.select(DATA_ISSUES_SCHEMA), [month], "simultane")
+    return tx.ops
+
+
+def simultane_history(
+    wh: Warehouse, run_id: str, first: str, settings: Settings, as_of: date | None, pending
+) -> list[dict]:
+    """Blocks, % actuel, monthly and daily tables of every month ≥ `first`."""
+    from transforms.simultane.blocks import blocks
+    from transforms.simultane.monthly import daily, monthly
+
+    opts = settings.simultane_options()
+    tx = wh.transaction(run_id)
+    history = wh.scan("simultane_deal_results", pending=pending)
+    as_of_ts = _end_of_day(as_of, settings.timezone) if as_of else None
+    block_rows = blocks(history, opts, as_of_ts).collect()
+    months = later_months(wh, "simultane_tournament_results", first, pending)
+    # `in_window` moves with time: blocks inside the last window_days may change month too.
+    latest = as_of_ts or block_rows["ended_at"].max()
+    if latest is not None:
+        window_start = latest - timedelta(days=opts.window_days)
+        first_block_month = min(first, month_of(window_start, opts.timezone))
+    else:
+        first_block_month = first
+    block_months = sorted(set(months) | set(block_rows["month"].unique().to_list()))
+    block_months = [m for m in block_months if m >= first_block_month]
+    tournaments = wh.scan(
+        "simultane_tournament_results", [f"month={m}" for m in months], pending=pending
+    )
+    monthly_rows = monthly(tournaments, block_rows.lazy(), opts, as_of_ts).collect()
+    daily_rows = daily(tournaments, opts).collect()
+    tx.put_months("gold", "simultane_blocks", block_rows, block_months)
+    tx.put_months("gold", "simultane_monthly", monthly_rows, months)
+    tx.put_months("gold", "simultane_daily", daily_rows, months)
+    return tx.ops
+
+
+def _end_of_day(day: date, timezone: str) -> datetime:
+    from zoneinfo import ZoneInfo
+
+    local = datetime(day.year, day.month, day.day, 23, 59, 59, 999999, tzinfo=ZoneInfo(timezone))
+    return local.astimezone(UTC)
+
+
+def check_months(months: list[str]) -> list[str]:
+    for m in months:
+        if len(m) != 7 or m[4] != "-":
+            raise UserError(f"{m!r} is not a month YYYY-MM")
+    return sorted(set(months))
+
+
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    month: object  # (wh, run_id, month, settings) -> ops
+    history: object | None  # (wh, run_id, first_month, settings, as_of, pending) -> ops
+
+
+STEPS: dict[str, Steps] = {
+    "simultane": Steps(simultane_month, simultane_history),
+}
