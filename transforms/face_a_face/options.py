@@ -1,0 +1,33 @@
+"""Options of the Face-à-Face rules: every **Decision** of face_a_face.md with its default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FaceAFaceOptions:
+    # Time rules (boundaries are inclusive: exactly at the limit is still in time).
+    cancel_after_min: int = 10
+    attack_limit_s: int = 240
+    defense_limit_s: int = 180
+    forfeit_disconnect_min: int = 6
+    # Match points: √|Δ| rounded half up to `mp_decimals` (Decision: 0, like IMPs).
+    mp_decimals: int = 0
+    unfinished_mp: int = 5
+    # Elo.
+    elo_start: float = 1600.0
+    bot_id: str = "BOT"
+    bot_elo: float = 1600.0
+    k_new: float = 40.0  # until the player has `k_matches_threshold` rated matches
+    k_regular: float = 20.0
+    k_master: float = 10.0  # once the rating has ever reached `k_master_rating`
+    k_matches_threshold: int = 30
+    k_master_rating: float = 2400.0
+    elo_cap: float = 400.0
+    # Monthly tournament points.
+    best_per_category: int = 6
+    divisor: int = 12
+    points_decimals: int = 2  # points are shown (and ties compared) at this precision
+    timezone: str = "Europe/Paris"
+    pool_attack_types: bool = True  # attaque + attaque_surcontrat form one category "attaque"
