@@ -6,7 +6,6 @@ import gzip
 import json
 from datetime import UTC, datetime
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
