@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import matplotlib
 
@@ -58,8 +59,12 @@ def chart_simultane(
     out: Path,
     window_days: int = 45,
     window_results: int = 20,
+    timezone: str = "Europe/Paris",
 ) -> Path:
-    """Draw the player's curve as a PNG at `out` (folders created); returns `out`."""
+    """Draw the player's curve as a PNG at `out` (folders created); returns `out`.
+
+    Dates are shown in the platform's `timezone`.
+    """
     mine = blocks.filter(pl.col("player_id") == player_id).sort("ended_at", "block_no")
     if mine.is_empty():
         raise ValueError(f"no results for player {player_id}")
@@ -90,15 +95,17 @@ def chart_simultane(
             )
     latest = mine["pct_actuel"][-1]
     shown = "—" if latest is None else f"{latest:.1f}"
+    zone = ZoneInfo(timezone)
+    local_as_of = as_of.astimezone(zone) if as_of.tzinfo else as_of
     ax.set_title(
-        f"Performance Simultané — {player_id}\n% actuel {shown} as of {as_of:%Y-%m-%d}"
+        f"Performance Simultané — {player_id}\n% actuel {shown} as of {local_as_of:%Y-%m-%d}"
         f" (window: {window_days} days, {window_results} results)"
     )
     ax.set_xlabel("date of the result (20th deal of the block)")
     ax.set_ylabel("% (100 = the bot)")
-    locator = mdates.AutoDateLocator()
+    locator = mdates.AutoDateLocator(tz=zone)
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
