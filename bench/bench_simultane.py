@@ -73,8 +73,9 @@ def generate(
     t_of_human = np.repeat(np.arange(n_t), humans)
     first = np.concatenate([[0], np.cumsum(participants)[:-1]])
     part_player = np.full(participants.sum(), -1, dtype=np.int64)
-    human_pos = np.arange(humans.sum()) + np.repeat(first - np.concatenate(
-        [[0], np.cumsum(humans)[:-1]]) + 1, humans)
+    human_pos = np.arange(humans.sum()) + np.repeat(
+        first - np.concatenate([[0], np.cumsum(humans)[:-1]]) + 1, humans
+    )
     part_player[human_pos] = humans_ids
     part_t = np.repeat(np.arange(n_t), participants)
     del t_of_human
@@ -98,44 +99,52 @@ def generate(
     duration = np.where((status_draw > 0.028) & (status_draw < 0.03) & ~is_bot, 400, duration)
     finished = status == "finished"
     start_epoch_us = int(MONTH_START.timestamp()) * 1_000_000
-    frame = pl.DataFrame(
-        {
-            "tournament_id": pl.Series(t).cast(pl.String).str.pad_start(6, "0").str.pad_start(
-                7, "S"),
-            "tournament_start": (start_epoch_us + t_start_s[t] * 1_000_000),
-            "deals_in_tournament": np.full(n, DEALS_PER_TOURNAMENT, dtype=np.int64),
-            "deal_no": deal_no.astype(np.int64),
-            "player_id": pl.Series(np.where(is_bot, 0, player + 1)).cast(pl.String)
-            .str.pad_start(6, "0").str.pad_start(7, "P"),
-            "is_bot": is_bot,
-            "started_at": start_epoch_us + started_s * 1_000_000,
-            "finished_at": start_epoch_us + (started_s + duration) * 1_000_000,
-            "status": status,
-            "points_made": made,
-            "points_conceded": stake - made,
-            "_finished": finished,
-        },
-        strict=False,
-    ).with_columns(
-        pl.when(pl.col("is_bot")).then(pl.lit("BOT")).otherwise("player_id").alias("player_id"),
-        *[
-            pl.col(c).cast(pl.Int64).cast(pl.Datetime("us", "UTC"))
-            for c in ("tournament_start", "started_at")
-        ],
-        pl.when("_finished")
-        .then(pl.col("finished_at").cast(pl.Int64).cast(pl.Datetime("us", "UTC")))
-        .alias("finished_at"),
-        *[
-            pl.when("_finished").then(pl.col(c).cast(pl.Int64)).alias(c)
-            for c in ("points_made", "points_conceded")
-        ],
-        pl.lit(None, pl.String).alias("contract"),
-        pl.lit(MONTH_START.strftime("%Y-%m")).alias("month"),
-        pl.lit(None, pl.String).alias("extra"),
-        pl.lit("bench.jsonl").alias("source_file"),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("line_no"),
-        pl.lit(0, pl.Int64).alias("delivery"),
-    ).drop("_finished")
+    frame = (
+        pl.DataFrame(
+            {
+                "tournament_id": pl.Series(t)
+                .cast(pl.String)
+                .str.pad_start(6, "0")
+                .str.pad_start(7, "S"),
+                "tournament_start": (start_epoch_us + t_start_s[t] * 1_000_000),
+                "deals_in_tournament": np.full(n, DEALS_PER_TOURNAMENT, dtype=np.int64),
+                "deal_no": deal_no.astype(np.int64),
+                "player_id": pl.Series(np.where(is_bot, 0, player + 1))
+                .cast(pl.String)
+                .str.pad_start(6, "0")
+                .str.pad_start(7, "P"),
+                "is_bot": is_bot,
+                "started_at": start_epoch_us + started_s * 1_000_000,
+                "finished_at": start_epoch_us + (started_s + duration) * 1_000_000,
+                "status": status,
+                "points_made": made,
+                "points_conceded": stake - made,
+                "_finished": finished,
+            },
+            strict=False,
+        )
+        .with_columns(
+            pl.when(pl.col("is_bot")).then(pl.lit("BOT")).otherwise("player_id").alias("player_id"),
+            *[
+                pl.col(c).cast(pl.Int64).cast(pl.Datetime("us", "UTC"))
+                for c in ("tournament_start", "started_at")
+            ],
+            pl.when("_finished")
+            .then(pl.col("finished_at").cast(pl.Int64).cast(pl.Datetime("us", "UTC")))
+            .alias("finished_at"),
+            *[
+                pl.when("_finished").then(pl.col(c).cast(pl.Int64)).alias(c)
+                for c in ("points_made", "points_conceded")
+            ],
+            pl.lit(None, pl.String).alias("contract"),
+            pl.lit(MONTH_START.strftime("%Y-%m")).alias("month"),
+            pl.lit(None, pl.String).alias("extra"),
+            pl.lit("bench.jsonl").alias("source_file"),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("line_no"),
+            pl.lit(0, pl.Int64).alias("delivery"),
+        )
+        .drop("_finished")
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(path)
     return frame.height
@@ -186,8 +195,9 @@ def bench_monthly(players: int, days: int, seed: int) -> dict:
     rows = int(players * days * 0.3 * DEALS_PER_TOURNAMENT)
     path = DATA / f"simultane_month_{players}x{days}.parquet"
     if not path.exists():
-        generate(path, rows, n_players=players, days=days, seed=seed + 1,
-                 max_humans=min(500, players))
+        generate(
+            path, rows, n_players=players, days=days, seed=seed + 1, max_humans=min(500, players)
+        )
     n = pl.scan_parquet(path).select(pl.len()).collect().item()
     opts = SimultaneOptions()
     floor = t_sort(path)

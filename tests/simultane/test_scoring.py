@@ -114,8 +114,9 @@ def test_unfinished_from_status_and_timestamps():
 
 
 def test_time_limit_is_a_setting():
-    res = scored([bot(210, 52), deal_row("a", 220, 42, seconds=301)],
-                 SimultaneOptions(deal_time_limit_s=400))
+    res = scored(
+        [bot(210, 52), deal_row("a", 220, 42, seconds=301)], SimultaneOptions(deal_time_limit_s=400)
+    )
     assert res["a"]["finished"] is True
 
 
@@ -204,7 +205,10 @@ def brute_points(pcts: list[float | None]) -> list[int]:
             continue
         out.append(
             sum(
-                2 if q is None or round(q, 9) < round(p, 9) else 1 if round(q, 9) == round(p, 9)
+                2
+                if q is None or round(q, 9) < round(p, 9)
+                else 1
+                if round(q, 9) == round(p, 9)
                 else 0
                 for j, q in enumerate(pcts)
                 if j != i
@@ -236,7 +240,7 @@ def test_properties_points_pct_bot(deals):
     assert out["scored"].all()
     assert out.filter("is_bot")["pct"].to_list() == [100.0] * len(deals)
     assert out["pct"].min() >= 0.0 and out["pct"].max() <= 200.0
-    for (tid, deal_no), group in out.group_by(["tournament_id", "deal_no"]):
+    for _, group in out.group_by(["tournament_id", "deal_no"]):
         group = group.sort("player_id")
         n = group.height
         pcts = [p if f else None for p, f in zip(group["pct"], group["finished"], strict=True)]

@@ -74,9 +74,9 @@ def blocks(
         results.join(actuel, on=[PLAYER, "block_no"], how="left")
         .join(window, on=PLAYER, how="left")
         .with_columns(
-            in_window=pl.col("block_no").is_between(pl.col("_first"), pl.col("_hi")).fill_null(
-                False
-            )
+            in_window=pl.col("block_no")
+            .is_between(pl.col("_first"), pl.col("_hi"))
+            .fill_null(False)
         )
         .select(
             PLAYER,
@@ -108,18 +108,21 @@ def _window_bounds(
         .agg(pl.col("block_no").max().alias("_no"))
         .sort("ended_at")
     )
-    sorted_points = points.with_columns(
-        _since=pl.col("as_of") - pl.duration(days=opts.window_days)
-    )
+    sorted_points = points.with_columns(_since=pl.col("as_of") - pl.duration(days=opts.window_days))
 
     def last_block_before(frame: pl.LazyFrame, on: str, name: str) -> pl.LazyFrame:
-        return frame.sort(on).join_asof(
-            last_by_date.rename({"_no": name}),
-            left_on=on,
-            right_on="ended_at",
-            by=PLAYER,
-            strategy="backward",
-        ).drop("ended_at")
+        return (
+            frame.sort(on)
+            .join_asof(
+                last_by_date.rename({"_no": name}),
+                left_on=on,
+                right_on="ended_at",
+                by=PLAYER,
+                strategy="backward",
+                check_sortedness=False,  # both sides are sorted on the key just above
+            )
+            .drop("ended_at")
+        )
 
     bounded = last_block_before(sorted_points, "as_of", "_hi")
     bounded = last_block_before(bounded, "_since", "_lo")

@@ -68,18 +68,14 @@ def monthly(
     """
     humans = tournament_results.filter(~pl.col("is_bot"))
     players = humans.select("month", PLAYER).unique()
-    values = (
-        _completed_human(tournament_results).group_by(["month", PLAYER]).agg(indicators(opts))
-    )
+    values = _completed_human(tournament_results).group_by(["month", PLAYER]).agg(indicators(opts))
     if as_of is None:
         latest = blocks.select(pl.col("ended_at").max().alias("_latest"))
     else:
         latest = pl.LazyFrame({"_latest": [as_of]}, schema={"_latest": TS})
     points = (
         players.join(latest, how="cross")
-        .with_columns(
-            as_of=pl.min_horizontal(month_end(pl.col("month"), opts.timezone), "_latest")
-        )
+        .with_columns(as_of=pl.min_horizontal(month_end(pl.col("month"), opts.timezone), "_latest"))
         .with_columns(pl.col("as_of").fill_null(month_end(pl.col("month"), opts.timezone)))
         .drop("_latest")
     )
@@ -91,10 +87,7 @@ def monthly(
             pl.col("tournaments", "wins").fill_null(0),
         )
         .with_columns(
-            rank_indice=pl.col("indice")
-            .rank("min", descending=True)
-            .over("month")
-            .cast(pl.Int64)
+            rank_indice=pl.col("indice").rank("min", descending=True).over("month").cast(pl.Int64)
         )
         .select(
             "month",

@@ -134,8 +134,8 @@ def score_deals(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
         pct=pct_expr(),
         scored=pl.col("_d_bot").is_not_null(),
     )
-    key = pl.when(pl.col("finished")).then(pl.col("pct").round(TIE_DIGITS)).otherwise(
-        _UNFINISHED_KEY
+    key = (
+        pl.when(pl.col("finished")).then(pl.col("pct").round(TIE_DIGITS)).otherwise(_UNFINISHED_KEY)
     )
     ordered = scored_rows.with_columns(_key=key).sort([*DEAL, "_key"])
 
