@@ -1,0 +1,33 @@
+"""Artificial (adjusted) scores such as `A60/A40`, `A50`, `A40/A40`, `A+/A-`.
+
+They never take part in comparisons. Each side gets a percentage: `A60/A40` gives NS 60 and
+EW 40; a single `A<p>` gives NS p and EW the complement 100 - p (so `A50` is a plain average);
+`A+` = 60, `A=` = 50, `A-` = 40. Matchpoint methods give that percentage of the top; IMP methods
+give (pct - 50) / 10 × `adjusted_imps_per_10pct` IMPs (Decision, Law 86A: 60 % = +3).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+ADJUSTED_PATTERN = r"^A(\d{1,3})(?:/A?(\d{1,3}))?$"
+
+
+def adjusted_pcts(adjusted: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(NS %, EW %) as Int64 expressions; null when the text is not an artificial score."""
+    text = (
+        adjusted.str.strip_chars()
+        .str.to_uppercase()
+        .str.replace_all(r"\s", "")
+        .str.replace_all(r"A\+", "A60")
+        .str.replace_all(r"A=", "A50")
+        .str.replace_all(r"A-", "A40")
+    )
+    ns = text.str.extract(ADJUSTED_PATTERN, 1).cast(pl.Int64)
+    ew_given = text.str.extract(ADJUSTED_PATTERN, 2).cast(pl.Int64)
+    ew = pl.when(ew_given.is_not_null()).then(ew_given).otherwise(100 - ns)
+    return ns, ew
+
+
+def adjusted_imps(pct: pl.Expr, imps_per_10pct: float) -> pl.Expr:
+    return (pct - 50).cast(pl.Float64) / 10 * imps_per_10pct

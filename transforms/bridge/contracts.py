@@ -1,0 +1,104 @@
+"""The duplicate score of a contract (Laws 77/2), vectorised over traveller lines.
+
+`score_ns` takes expressions of the contract (`4H`, `3NTX`, `6SXX`, `Pass`), the declarer
+(N/E/S/W), the result relative to the contract (`=`, `+1`, `-2`) and the board's vulnerability
+(None/NS/EW/All) and gives the NS score as an integer; null where the contract or the result
+cannot be read (the caller reports those lines).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+CONTRACT_PATTERN = r"^([1-7])(C|D|H|S|NT|N)(X{0,2})$"
+PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")
+
+
+def parse_contract(contract: pl.Expr) -> pl.Expr:
+    """Struct (level, strain, doubled, passed) of a contract text; nulls when unreadable."""
+    text = contract.str.strip_chars().str.to_uppercase().str.replace_all(r"[\s*]", "")
+    text = text.str.replace_all("[!]", "")
+    passed = contract.str.strip_chars().str.to_uppercase().is_in(PASSED_OUT)
+    return pl.struct(
+        text.str.extract(CONTRACT_PATTERN, 1).cast(pl.Int64).alias("level"),
+        text.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"}).alias("strain"),
+        text.str.extract(CONTRACT_PATTERN, 3).str.len_chars().alias("doubled"),
+        passed.alias("passed"),
+    )
+
+
+def parse_result(result: pl.Expr) -> pl.Expr:
+    """Tricks over (+) or under (-) the contract: `=` -> 0, `+1` -> 1, `-2` -> -2."""
+    text = result.str.strip_chars().str.replace(r"^=$", "0").str.replace(r"^\+", "")
+    return text.cast(pl.Int64, strict=False)
+
+
+def declarer_score(
+    level: pl.Expr, strain: pl.Expr, doubled: pl.Expr, over: pl.Expr, vulnerable: pl.Expr
+) -> pl.Expr:
+    """The declaring side's score; `over` < 0 means down that many tricks."""
+    trick = pl.when(strain.is_in(["C", "D"])).then(20).otherwise(30)
+    mult = pl.when(doubled == 2).then(4).when(doubled == 1).then(2).otherwise(1)
+    contract_points = (
+        pl.when(strain == "NT").then(40 + 30 * (level - 1)).otherwise(trick * level) * mult
+    )
+    game = (
+        pl.when(contract_points >= 100)
+        .then(pl.when(vulnerable).then(500).otherwise(300))
+        .otherwise(50)
+    )
+    slam = (
+        pl.when(level == 6)
+        .then(pl.when(vulnerable).then(750).otherwise(500))
+        .when(level == 7)
+        .then(pl.when(vulnerable).then(1500).otherwise(1000))
+        .otherwise(0)
+    )
+    insult = pl.when(doubled == 2).then(100).when(doubled == 1).then(50).otherwise(0)
+    overtrick_value = (
+        pl.when(doubled == 0)
+        .then(trick)
+        .otherwise(pl.when(vulnerable).then(200).otherwise(100) * (mult // 2))
+    )
+    made = contract_points + game + slam + insult + over.clip(lower_bound=0) * overtrick_value
+
+    down = -over
+    undoubled_down = down * pl.when(vulnerable).then(100).otherwise(50)
+    doubled_down = (
+        pl.when(vulnerable)
+        .then(200 + 300 * (down - 1))
+        .otherwise(
+            100 + 200 * (down - 1).clip(upper_bound=2) + 300 * (down - 3).clip(lower_bound=0)
+        )
+    )
+    penalty = pl.when(doubled == 0).then(undoubled_down).otherwise(doubled_down * (mult // 2))
+    return pl.when(over >= 0).then(made).otherwise(-penalty)
+
+
+def score_ns(
+    contract: pl.Expr, declarer: pl.Expr, result: pl.Expr, vulnerability: pl.Expr
+) -> pl.Expr:
+    """NS duplicate score of a played (or passed-out) board, null when unreadable."""
+    parsed = parse_contract(contract)
+    level = parsed.struct.field("level")
+    strain = parsed.struct.field("strain")
+    doubled = parsed.struct.field("doubled")
+    over = parse_result(result)
+    ns_declares = declarer.is_in(["N", "S"])
+    ew_declares = declarer.is_in(["E", "W"])
+    side_vulnerable = (
+        pl.when(ns_declares)
+        .then(vulnerability.is_in(["NS", "All"]))
+        .otherwise(vulnerability.is_in(["EW", "All"]))
+    )
+    valid = level.is_not_null() & over.is_not_null() & (ns_declares | ew_declares)
+    valid = valid & (over <= 7 - level) & (over >= -(6 + level))
+    points = declarer_score(level, strain, doubled, over, side_vulnerable)
+    return (
+        pl.when(parsed.struct.field("passed"))
+        .then(pl.lit(0, pl.Int64))
+        .when(valid)
+        .then(pl.when(ns_declares).then(points).otherwise(-points))
+        .otherwise(pl.lit(None, pl.Int64))
+        .cast(pl.Int64)
+    )

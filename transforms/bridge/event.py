@@ -1,0 +1,370 @@
+"""The single entry point of bridge scoring: an event's (or many events') traveller lines and
+penalties -> `bridge_board_results`, `bridge_standings` and `data_issues` rows.
+
+Options: defaults < the event's own `options` JSON < the caller's `BridgeOptions` (fields the
+caller changed from the defaults). Events sharing the same resolved options are scored together
+in one vectorised pass over their (event, section, board) groups; the only Python loop is over
+the distinct option sets (a handful), never over rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import date
+
+import polars as pl
+
+from transforms.bridge.butler import butler
+from transforms.bridge.cavendish import cavendish
+from transforms.bridge.matchpoints import matchpoints
+from transforms.bridge.options import MP_METHODS, BridgeOptions
+from transforms.bridge.penalties import penalty_points
+from transforms.bridge.rounds import PAIR, assign_rounds
+from transforms.bridge.sunday_times import sunday_times
+from transforms.bridge.three_tables import three_tables
+from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
+from transforms.bridge.vp import add_vp
+from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES
+
+BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
+    "month": pl.String(),
+    "event_id": pl.String(),
+    "section": pl.String(),
+    "board": pl.Int64(),
+    "pair": pl.String(),
+    "direction": pl.String(),
+    "round": pl.Int64(),
+    "opponent": pl.String(),
+    "method": pl.String(),
+    "contract": pl.String(),
+    "declarer": pl.String(),
+    "result": pl.String(),
+    "score": pl.Int64(),
+    "score_ns": pl.Int64(),
+    "mp": pl.Float64(),
+    "mp_top": pl.Float64(),
+    "pct": pl.Float64(),
+    "imp": pl.Float64(),
+    "datum": pl.Int64(),
+    "adjusted": pl.String(),
+    "computed_score": pl.Boolean(),
+}
+
+STANDINGS_SCHEMA: dict[str, pl.DataType] = {
+    "month": pl.String(),
+    "event_id": pl.String(),
+    "section": pl.String(),
+    "pair": pl.String(),
+    "method": pl.String(),
+    "total": pl.Float64(),
+    "max": pl.Float64(),
+    "pct": pl.Float64(),
+    "rank": pl.Int64(),
+    "imps": pl.Float64(),
+    "vp": pl.Float64(),
+    "penalties": pl.Float64(),
+    "boards": pl.Int64(),
+}
+
+
+@dataclass(frozen=True)
+class EventScores:
+    board_results: pl.LazyFrame  # bridge_board_results
+    standings: pl.LazyFrame  # bridge_standings
+    issues: pl.LazyFrame  # data_issues rows
+
+
+def resolve_options(event: dict, options: BridgeOptions | None = None) -> BridgeOptions:
+    """The event's options: defaults < its `options` JSON < the caller's changes; `method`
+    filled with the event's `scoring` unless given."""
+    resolved = BridgeOptions.from_event(event.get("options")).merged(options)
+    return replace(resolved, method=resolved.method or event["scoring"])
+
+
+def score_event(
+    event: dict,
+    results: pl.LazyFrame,
+    penalties: pl.LazyFrame,
+    options: BridgeOptions | None = None,
+) -> EventScores:
+    """Scores one `bridge.event` row (a dict) from its bronze results and penalties."""
+    schema = RECORD_TYPES["bridge.event"].schema()
+    row = {name: event.get(name) for name in schema if name in event}
+    if isinstance(row.get("date"), str):
+        row["date"] = date.fromisoformat(row["date"])
+    frame = pl.DataFrame([row]).with_columns(
+        pl.col(name).cast(schema[name]) for name in row if row[name] is not None
+    )
+    return score_events(frame.lazy(), results, penalties, options)
+
+
+def score_events(
+    events: pl.LazyFrame | pl.DataFrame,
+    results: pl.LazyFrame,
+    penalties: pl.LazyFrame,
+    options: BridgeOptions | None = None,
+) -> EventScores:
+    """Scores many events at once, one vectorised pass per distinct set of resolved options."""
+    events = events.lazy() if isinstance(events, pl.DataFrame) else events
+    for name in ("options", "boards_per_round"):
+        if name not in events.collect_schema().names():
+            events = events.with_columns(pl.lit(None).alias(name))
+    event_rows = (
+        events.select("event_id", "date", "scoring", "options", "boards_per_round")
+        .unique("event_id", keep="last")
+        .sort("event_id")
+        .collect()
+    )
+    by_options: dict[BridgeOptions, list[str]] = {}
+    for row in event_rows.iter_rows(named=True):
+        by_options.setdefault(resolve_options(row, options), []).append(row["event_id"])
+    info = event_rows.lazy().select(
+        "event_id",
+        pl.col("date").dt.strftime("%Y-%m").alias("month"),
+        pl.col("boards_per_round").cast(pl.Int64),
+    )
+    parts = [
+        _score_group(opts, info.filter(pl.col("event_id").is_in(ids)), results, penalties)
+        for opts, ids in by_options.items()
+    ]
+    if not parts:
+        return EventScores(
+            pl.LazyFrame(schema=BOARD_RESULTS_SCHEMA),
+            pl.LazyFrame(schema=STANDINGS_SCHEMA),
+            pl.LazyFrame(schema=DATA_ISSUES_SCHEMA),
+        )
+    return EventScores(
+        pl.concat([p.board_results for p in parts]),
+        pl.concat([p.standings for p in parts]),
+        pl.concat([p.issues for p in parts]),
+    )
+
+
+def _method_values(lines: pl.LazyFrame, opts: BridgeOptions) -> pl.LazyFrame:
+    method = opts.method
+    if method == "matchpoints":
+        return matchpoints(lines, opts.neuberg)
+    if method == "three_tables":
+        return three_tables(lines, opts.missing_as_average)
+    if method == "butler":
+        return butler(lines, opts)
+    if method == "sunday_times":
+        return sunday_times(lines, opts)
+    if method in ("cavendish", "cavendish_avg"):
+        return cavendish(lines, opts, averaged=method == "cavendish_avg")
+    raise ValueError(f"unknown method {method!r}")
+
+
+def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
+    ns = side == "NS"
+    own, other = ("ns_pair", "ew_pair") if ns else ("ew_pair", "ns_pair")
+    suffix = "ns" if ns else "ew"
+    values = (
+        [
+            pl.col(f"mp_{suffix}_x100").alias("mp_x100"),
+            pl.col("top_x100"),
+            pl.lit(None, pl.Float64).alias("imp"),
+        ]
+        if mp
+        else [
+            pl.lit(None, pl.Int64).alias("mp_x100"),
+            pl.lit(None, pl.Int64).alias("top_x100"),
+            pl.col(f"imp_{suffix}").alias("imp"),
+        ]
+    )
+    names = scored.collect_schema().names()
+    return scored.select(
+        "event_id",
+        "section",
+        "board",
+        pl.col(own).alias("pair"),
+        pl.lit(side).alias("direction"),
+        "round",
+        pl.col(other).alias("opponent"),
+        "contract",
+        "declarer",
+        "result",
+        pl.when(pl.col("real")).then(pl.col("score_ns") * (1 if ns else -1)).alias("score"),
+        pl.when(pl.col("real")).then(pl.col("score_ns")).alias("score_ns"),
+        *values,
+        (pl.col("datum") if "datum" in names else pl.lit(None, pl.Int64)).alias("datum"),
+        "adjusted",
+        "computed_score",
+        "real",
+    )
+
+
+def _score_group(
+    opts: BridgeOptions, info: pl.LazyFrame, results: pl.LazyFrame, penalties: pl.LazyFrame
+) -> EventScores:
+    method = opts.method
+    mp = method in MP_METHODS
+    lines = traveller_lines(results.join(info.select("event_id"), on="event_id", how="semi"))
+    line_issues = traveller_issues(lines)
+    scored = _method_values(lines.filter(pl.col("usable")), opts)
+    pair_boards = assign_rounds(
+        pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)]).join(
+            info, on="event_id", how="left"
+        )
+    )
+    board_results = pair_boards.select(
+        "month",
+        "event_id",
+        _section_out(),
+        "board",
+        "pair",
+        "direction",
+        "round",
+        "opponent",
+        pl.lit(method).alias("method"),
+        "contract",
+        "declarer",
+        "result",
+        "score",
+        "score_ns",
+        (pl.col("mp_x100") / 100).alias("mp"),
+        (pl.col("top_x100") / 100).alias("mp_top"),
+        (pl.col("mp_x100") * 100 / pl.col("top_x100")).alias("pct"),
+        "imp",
+        "datum",
+        "adjusted",
+        "computed_score",
+    )
+
+    tops = scored.group_by("event_id").agg(
+        (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100")
+    )
+    penalty_totals, penalty_issues = penalty_points(
+        penalties.join(info.select("event_id"), on="event_id", how="semi"), tops, opts, not mp
+    )
+    vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
+    if mp:
+        totals = pair_boards.group_by(*PAIR).agg(
+            pl.len().cast(pl.Int64).alias("boards"),
+            pl.col("real").sum().alias("real_boards"),
+            pl.col("mp_x100").sum().alias("total_x100"),
+            pl.col("top_x100").max().alias("top_x100"),
+            pl.col("month").first(),
+        )
+    else:
+        totals = _imp_totals(pair_boards, opts, vp)
+    standings = _standings(totals, penalty_totals, mp, vp, method)
+    issues = _issues(line_issues, penalty_issues, info, opts, vp)
+    return EventScores(board_results, standings, issues)
+
+
+def _imp_totals(pair_boards: pl.LazyFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
+    """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
+    rounds = pair_boards.group_by(*PAIR, "round").agg(
+        pl.len().cast(pl.Int64).alias("boards"),
+        pl.col("real").sum().alias("real_boards"),
+        pl.col("imp").sum().alias("imps"),
+        pl.col("month").first(),
+    )
+    capped = opts.method in ("butler", "sunday_times") and not opts.bog and not vp
+    if capped:
+        rounds = rounds.with_columns(
+            pl.min_horizontal("imps", opts.cap_base + pl.col("boards")).alias("imps")
+        )
+    if vp:
+        rounds = add_vp(rounds)
+    else:
+        rounds = rounds.with_columns(pl.lit(None, pl.Float64).alias("vp"))
+    return rounds.group_by(*PAIR).agg(
+        pl.col("boards").sum(),
+        pl.col("real_boards").sum(),
+        pl.col("imps").sum(),
+        pl.col("vp").sum().alias("vp") if vp else pl.lit(None, pl.Float64).alias("vp"),
+        pl.len().cast(pl.Int64).alias("rounds"),
+        pl.col("month").first(),
+    )
+
+
+def _standings(
+    totals: pl.LazyFrame, penalty_totals: pl.LazyFrame, mp: bool, vp: bool, method: str
+) -> pl.LazyFrame:
+    """Pairs with at least one real score (a pair with only artificial scores is a phantom or a
+    sit-out and is not ranked); equal totals share a rank."""
+    frame = (
+        totals.filter(pl.col("real_boards") > 0)
+        .join(penalty_totals, on=["event_id", "pair"], how="left")
+        .with_columns(pl.col("penalties_x100").fill_null(0))
+    )
+    group = ["event_id", "section"]
+    if mp:
+        total_x100 = pl.col("total_x100") + pl.col("penalties_x100")
+        most = pl.col("boards") * pl.col("top_x100")
+        # % to 0.01, half up, exactly: 10000·total / max
+        pct_x100 = (2 * 10000 * total_x100 + most) // (2 * most)
+        frame = frame.with_columns(
+            (total_x100 / 100).alias("total"),
+            (most / 100).alias("max"),
+            (pct_x100 / 100).alias("pct"),
+            total_x100.rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
+            pl.lit(None, pl.Float64).alias("imps"),
+            pl.lit(None, pl.Float64).alias("vp"),
+        )
+    else:
+        base = pl.col("vp") if vp else pl.col("imps")
+        total = base + pl.col("penalties_x100") / 100
+        frame = frame.with_columns(
+            total.alias("total"),
+            (20.0 * pl.col("rounds") if vp else pl.lit(None, pl.Float64)).alias("max"),
+            pl.lit(None, pl.Float64).alias("pct"),
+            total.round(6).rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
+        )
+    return frame.select(
+        "month",
+        "event_id",
+        _section_out(),
+        "pair",
+        pl.lit(method).alias("method"),
+        "total",
+        "max",
+        "pct",
+        "rank",
+        "imps",
+        "vp",
+        (pl.col("penalties_x100") / 100).alias("penalties"),
+        "boards",
+    )
+
+
+def _issues(
+    line_issues: pl.LazyFrame,
+    penalty_issues: pl.LazyFrame,
+    info: pl.LazyFrame,
+    opts: BridgeOptions,
+    vp: bool,
+) -> pl.LazyFrame:
+    keys = pl.struct(*[pl.col(k).cast(pl.String) for k in LINE_KEYS]).struct.json_encode()
+    parts = [
+        line_issues.join(info, on="event_id", how="left").select(
+            "month", "kind", keys.alias("keys"), "detail"
+        ),
+        penalty_issues.join(info, on="event_id", how="left").select(
+            "month",
+            "kind",
+            pl.struct(pl.col("event_id"), pl.col("pair"), pl.col("board").cast(pl.String))
+            .struct.json_encode()
+            .alias("keys"),
+            "detail",
+        ),
+    ]
+    if opts.vp and not vp:
+        parts.append(
+            info.select(
+                "month",
+                pl.lit("vp_not_allowed").alias("kind"),
+                pl.struct("event_id").struct.json_encode().alias("keys"),
+                pl.lit(f"no VP conversion in method {opts.method}; IMP totals kept").alias(
+                    "detail"
+                ),
+            )
+        )
+    return pl.concat(parts).with_columns(pl.col("month").cast(pl.String))
+
+
+def _section_out() -> pl.Expr:
+    """Section "" (none given) back to null for the published tables."""
+    return pl.when(pl.col("section") != "").then(pl.col("section")).alias("section")

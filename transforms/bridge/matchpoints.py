@@ -1,0 +1,73 @@
+"""Method `matchpoints` ("maxy"): matchpointing from zero and the Neuberg adjustment.
+
+Values are integer hundredths of a matchpoint (`mp_ns_x100`), so Neuberg's rounding to 0.01
+with an exact .005 toward the average is exact integer arithmetic, never float rounding.
+
+Input lines: the comparison group columns, `real` (a real score), `score_ns`, `adj_ns`, `adj_ew`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.bridge.frames import GROUP
+
+# Exception M < 4 (when N >= 4): the worst score's % of the top; each better rank adds 10 %.
+FIXED_PCT_BASE = {1: 60, 2: 55, 3: 50}
+
+
+def neuberg_x100(x: pl.Expr, n: pl.Expr, m: pl.Expr) -> pl.Expr:
+    """100 × ((1 + x)·N/M − 1) rounded to an integer, an exact half toward 100·(N − 1)."""
+    numerator = 100 * ((1 + x) * n - m)
+    quotient = numerator // m
+    twice_remainder = 2 * (numerator % m)
+    average = 100 * (n - 1)
+    up = (twice_remainder > m) | ((twice_remainder == m) & (quotient < average))
+    return quotient + up.cast(pl.Int64)
+
+
+def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
+    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `m`, `n`) to each traveller line."""
+    real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    m = pl.col("m")
+    n = pl.col("n")
+    x = (pl.col("rank_min") + pl.col("rank_max") - 2).cast(pl.Int64)
+    top = 2 * (n - 1)
+    if neuberg:
+        base = m.replace_strict(FIXED_PCT_BASE, default=None, return_dtype=pl.Int64)
+        fixed_pct = base + 5 * x  # tied scores share the average of their percentages
+        real_ns = (
+            pl.when((m < 4) & (n >= 4))
+            .then(fixed_pct * top)
+            .when(m < n)
+            .then(neuberg_x100(x, n, m))
+            .otherwise(100 * x)
+        )
+        real_ew = (
+            pl.when((m < 4) & (n >= 4)).then((120 - fixed_pct) * top).otherwise(100 * top - real_ns)
+        )
+    else:
+        real_ns = 100 * (x + n - m)
+        real_ew = 100 * top - real_ns
+    return (
+        lines.with_columns(
+            real_score.rank("min").over(GROUP).cast(pl.Int64).alias("rank_min"),
+            real_score.rank("max").over(GROUP).cast(pl.Int64).alias("rank_max"),
+            real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
+        )
+        .with_columns(pl.col("m").max().over("event_id").alias("n"))
+        .with_columns(
+            pl.when(pl.col("real"))
+            .then(real_ns)
+            .otherwise(pl.col("adj_ns") * top)
+            .cast(pl.Int64)
+            .alias("mp_ns_x100"),
+            pl.when(pl.col("real"))
+            .then(real_ew)
+            .otherwise(pl.col("adj_ew") * top)
+            .cast(pl.Int64)
+            .alias("mp_ew_x100"),
+            (100 * top).cast(pl.Int64).alias("top_x100"),
+        )
+        .drop("rank_min", "rank_max")
+    )

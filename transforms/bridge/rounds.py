@@ -1,0 +1,31 @@
+"""Rounds: the boards a pair plays at one table against one opponent.
+
+Taken from the `round` field when given, else from the event's `boards_per_round`
+(round = (board − 1) // boards_per_round + 1), else a new round starts whenever the opponent
+changes from one board to the next (boards in number order).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+PAIR = ["event_id", "section", "pair"]
+
+
+def assign_rounds(pair_boards: pl.LazyFrame) -> pl.LazyFrame:
+    """`pair_boards` has PAIR, `board`, `opponent`, `round` (nullable), `boards_per_round`
+    (nullable); returns it with `round` filled."""
+    changed = (
+        (pl.col("opponent").ne_missing(pl.col("opponent").shift(1)))
+        .cum_sum()
+        .over(PAIR, order_by="board")
+    )
+    return pair_boards.with_columns(
+        pl.coalesce(
+            pl.col("round"),
+            (pl.col("board") - 1) // pl.col("boards_per_round") + 1,
+            changed,
+        )
+        .cast(pl.Int64)
+        .alias("round")
+    )

@@ -1,0 +1,73 @@
+"""Method `three_tables`: Marek Peszke's table for a 3-table tournament (top 16).
+
+NS scores ordered A (best for NS), B, C; the differences A−B and B−C fall in buckets and the
+table gives NS points for A, B, C; EW gets the complement to 16. With an artificial score (or,
+by the Decision `missing_as_average`, a missing table), B is taken as A − ⌊(A−C)/2⌋₁₀ and the
+points are read on the diagonal. Values are hundredths (`mp_ns_x100`) like `matchpoints`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.bridge.frames import GROUP
+
+TOP = 16
+# PESZKE[a−b bucket][b−c bucket] = NS points for A, B, C.
+PESZKE = (
+    ((8, 8, 8), (9, 9, 6), (10, 10, 4), (11, 11, 2), (12, 12, 0)),
+    ((10, 7, 7), (10, 8, 6), (11, 9, 4), (12, 10, 2), (13, 11, 0)),
+    ((12, 6, 6), (12, 7, 5), (12, 8, 4), (13, 9, 2), (14, 10, 0)),
+    ((14, 5, 5), (14, 6, 4), (14, 7, 3), (14, 8, 2), (15, 9, 0)),
+    ((16, 4, 4), (16, 5, 3), (16, 6, 2), (16, 7, 1), (16, 8, 0)),
+)
+# Lower bounds of the buckets 0–10, 20–100, 110–210, 220–440, 450+.
+BUCKET_FROM = (20, 110, 220, 450)
+
+
+def bucket(difference: pl.Expr) -> pl.Expr:
+    return pl.sum_horizontal([(difference >= b).cast(pl.Int64) for b in BUCKET_FROM])
+
+
+def _cell(ab: pl.Expr, bc: pl.Expr, position: pl.Expr) -> pl.Expr:
+    keys = [a * 15 + b * 3 + p for a in range(5) for b in range(5) for p in range(3)]
+    values = [PESZKE[a][b][p] for a in range(5) for b in range(5) for p in range(3)]
+    return (ab * 15 + bc * 3 + position).replace_strict(keys, values, return_dtype=pl.Int64)
+
+
+def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.LazyFrame:
+    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (= 1600) and `m` to each traveller line."""
+    real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    a, c, m = pl.col("a"), pl.col("c"), pl.col("m")
+    with_average = (m < 3) & ((pl.col("artificial") > 0) | pl.lit(missing_as_average))
+    b = pl.when(m == 3).then(pl.col("total") - a - c).otherwise(a - ((a - c) // 20) * 10)
+    ab = bucket(a - b)
+    bc = pl.when(m == 3).then(bucket(b - c)).otherwise(ab)  # the diagonal
+    # position 0 = A, 1 = B, 2 = C; with an average the two real scores are A and C.
+    position = pl.when(m == 3).then(pl.col("order") - 1).otherwise(2 * (pl.col("order") - 1))
+    points = _cell(ab, bc, position)
+    real_ns = pl.when((m == 3) | with_average).then(100 * points)
+    return (
+        lines.with_columns(
+            real_score.max().over(GROUP).alias("a"),
+            real_score.min().over(GROUP).alias("c"),
+            real_score.sum().over(GROUP).alias("total"),
+            real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
+            real_score.rank("ordinal", descending=True).over(GROUP).cast(pl.Int64).alias("order"),
+            (~pl.col("real")).sum().over(GROUP).cast(pl.Int64).alias("artificial"),
+        )
+        .with_columns(
+            pl.when(pl.col("real"))
+            .then(real_ns)
+            .otherwise(pl.col("adj_ns") * TOP)
+            .cast(pl.Int64)
+            .alias("mp_ns_x100"),
+            pl.when(pl.col("real"))
+            .then(100 * TOP - real_ns)
+            .otherwise(pl.col("adj_ew") * TOP)
+            .cast(pl.Int64)
+            .alias("mp_ew_x100"),
+            pl.lit(100 * TOP, pl.Int64).alias("top_x100"),
+        )
+        .drop("a", "c", "total", "order", "artificial")
+    )
