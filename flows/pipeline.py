@@ -117,7 +117,7 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
     issues = pl.concat([superseded, deal_issues(deals, opts)]).collect()
     tx.put_months("silver", "simultane_deal_results", deal_results, [month])
     tx.put_months("silver", "simultane_tournament_results", tournaments, [month])
-    tx.put_months("gold", "data_issues", issues.select(DATA_ISSUES_SCHEMA), [month], "simultane")
+    tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "simultane")
     return tx.ops
 
 
