@@ -190,4 +190,6 @@ def with_elo(matches: pl.LazyFrame, elo: pl.LazyFrame, opts: FaceAFaceOptions) -
             for when in ("before", "after")
         )
     )
-    return filled.with_columns(match_value("a").alias("value_a"), match_value("b").alias("value_b"))
+    return filled.with_columns(
+        match_value("a").alias("value_a"), match_value("b").alias("value_b")
+    ).sort("month", "match_id")
