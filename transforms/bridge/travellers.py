@@ -17,9 +17,13 @@ def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
     """Adds `line_id`, `vulnerable`, `contract_score`, `computed_score`, `adj_ns`, `adj_ew`,
     `real` and the final `score_ns` to bronze `bridge.result` rows (section null -> "")."""
     names = results.collect_schema().names()
-    given_vul = (
-        canonical_vulnerability(pl.col("vulnerable"))
+    # a given vulnerability (a `vulnerable` column, or `vulnerable` in the extra JSON, as the
+    # PBN reader writes it) wins over the board-number cycle
+    given_vul = canonical_vulnerability(
+        pl.col("vulnerable")
         if "vulnerable" in names
+        else pl.col("extra").str.json_path_match("$.vulnerable")
+        if "extra" in names
         else pl.lit(None, pl.String)
     )
     if "round" not in names:
