@@ -1,0 +1,174 @@
+"""The real Prefect flows on the committed sample logs, checked through `duplirank sql`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+from flows import cli
+from flows.nightly import backfill, nightly
+from flows.settings import Settings
+from flows.warehouse import Transaction, Warehouse
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+PUBLISHED = (
+    "simultane_deal_results",
+    "simultane_tournament_results",
+    "simultane_blocks",
+    "simultane_monthly",
+    "simultane_daily",
+    "data_issues",
+    "quarantine",
+)
+
+
+@pytest.fixture(scope="session")
+def harness():
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+def sql(capsys, warehouse: Path, query: str) -> pl.DataFrame:
+    assert cli.main(["sql", query, "--format", "csv", "--warehouse", str(warehouse)]) == 0
+    from io import StringIO
+
+    return pl.read_csv(StringIO(capsys.readouterr().out))
+
+
+def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
+    """Every published table, sorted on all its columns (order is not part of the contract)."""
+    from flows.query import run_sql
+
+    out = {}
+    for table in PUBLISHED:
+        frame = run_sql(
+            warehouse,
+            f'select * exclude (ingested_at) from "{table}"'
+            if table == "quarantine"
+            else f'select * from "{table}"',
+        )
+        out[table] = frame.sort(frame.columns, nulls_last=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(harness, tmp_path_factory):
+    root = tmp_path_factory.mktemp("wh")
+    nightly(Settings(warehouse=root, landing=SAMPLE))
+    return root
+
+
+def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys):
+    counts = sql(
+        capsys,
+        sample_warehouse,
+        "select sum(lines_read) as lines, sum(rows_accepted) as accepted, "
+        "sum(rows_quarantined) as quarantined from ingest_log",
+    )
+    lines, accepted, quarantined = counts.row(0)
+    assert lines == accepted + quarantined and quarantined > 0
+    deals = sql(capsys, sample_warehouse, "select count(*) as n from simultane_deal_results")
+    assert (
+        deals["n"][0]
+        == accepted
+        - sql(
+            capsys,
+            sample_warehouse,
+            "select count(*) as n from data_issues where kind = 'superseded_record'",
+        )["n"][0]
+    )
+    # the bot is 100 on every scored deal; points of a fully finished deal sum to n(n-1)
+    check = sql(
+        capsys,
+        sample_warehouse,
+        """
+        select count(*) filter (where is_bot and scored and abs(pct - 100) > 1e-9) as bad_bot,
+               count(*) filter (where pct < 0 or pct > 200) as bad_pct
+        from simultane_deal_results
+        """,
+    )
+    assert check.row(0) == (0, 0)
+    monthly = sql(
+        capsys, sample_warehouse, "select * from simultane_monthly order by month, rank_indice"
+    )
+    assert set(monthly["month"]) == {"2026-10", "2026-11"}
+    assert monthly.filter(pl.col("player_id") == "BOT").height == 0
+    winners = sql(
+        capsys,
+        sample_warehouse,
+        "select tournament_id, count(*) filter (where is_winner) as w "
+        "from simultane_tournament_results group by all",
+    )
+    assert (winners["w"] >= 1).all()
+
+
+def test_running_the_same_nightly_twice_gives_identical_tables(sample_warehouse, tmp_path):
+    before = snapshot(sample_warehouse)
+    copy = tmp_path / "again"
+    shutil.copytree(sample_warehouse, copy)
+    summary = nightly(Settings(warehouse=copy, landing=SAMPLE))
+    assert all(f.status == "already_ingested" for f in summary.ingest.files)
+    after = snapshot(copy)
+    for table in PUBLISHED:
+        assert after[table].equals(before[table]), table
+
+
+def test_backfilling_a_month_twice_gives_identical_tables(sample_warehouse, tmp_path):
+    copy = tmp_path / "bf"
+    shutil.copytree(sample_warehouse, copy)
+    settings = Settings(warehouse=copy, landing=SAMPLE)
+    backfill(settings, "2026-10", "2026-10")
+    once = snapshot(copy)
+    backfill(settings, "2026-10", "2026-10")
+    twice = snapshot(copy)
+    reference = snapshot(sample_warehouse)
+    for table in PUBLISHED:
+        assert once[table].equals(twice[table]), table
+        assert once[table].equals(reference[table]), table
+
+
+def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes(
+    harness, sample_warehouse, tmp_path, monkeypatch
+):
+    root = tmp_path / "crash"
+    landing = tmp_path / "landing"
+    shutil.copytree(SAMPLE, landing)
+    first_day = sorted(landing.iterdir())[0]
+    later = tmp_path / "later"
+    later.mkdir()
+    for path in sorted(landing.iterdir())[1:]:
+        shutil.move(path, later / path.name)
+    settings = Settings(warehouse=root, landing=landing)
+    nightly(settings)
+    published = snapshot(root)
+
+    for path in later.iterdir():
+        shutil.move(path, landing / path.name)
+    real_commit = Transaction.commit
+    calls = {"n": 0}
+
+    def failing_commit(self, fail_before_swap=False):
+        calls["n"] += 1
+        # the 1st commit publishes the ingest; fail the 2nd (the rebuilt months) mid-way
+        return real_commit(self, fail_before_swap=calls["n"] == 2)
+
+    monkeypatch.setattr(Transaction, "commit", failing_commit)
+    with pytest.raises(RuntimeError, match="injected"):
+        nightly(settings)
+    monkeypatch.setattr(Transaction, "commit", real_commit)
+    after_crash = snapshot(root)
+    for table in PUBLISHED[:-2]:  # results as before the run
+        assert after_crash[table].equals(published[table]), table
+    assert Warehouse(root).manifest()["dirty"] == {"simultane": ["2026-10", "2026-11"]}
+
+    summary = nightly(settings)  # nothing new to ingest: rebuilds the dirty months
+    assert summary.rebuilt == {"simultane": ["2026-10", "2026-11"]}
+    assert Warehouse(root).manifest()["dirty"] == {}
+    final = snapshot(root)
+    reference = snapshot(sample_warehouse)
+    for table in PUBLISHED[:-1]:
+        assert final[table].equals(reference[table]), table
