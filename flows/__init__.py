@@ -1,0 +1,3 @@
+"""duplirank flows: CLI, Prefect flows and the steps they run."""
+
+from flows import prefect_env  # noqa: F401  (Prefect defaults before any prefect import)

@@ -17,7 +17,6 @@ from datetime import date
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-import flows.prefect_env  # noqa: F401  (must precede prefect)
 from flows import pipeline
 from flows.settings import Settings
 from flows.warehouse import UserError, Warehouse

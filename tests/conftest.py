@@ -5,4 +5,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import flows.prefect_env  # noqa: E402,F401  (Prefect state in the project, before any import)
+import flows  # noqa: E402,F401  (sets the Prefect defaults before any prefect import)

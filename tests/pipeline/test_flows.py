@@ -137,7 +137,6 @@ def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes
     root = tmp_path / "crash"
     landing = tmp_path / "landing"
     shutil.copytree(SAMPLE, landing)
-    first_day = sorted(landing.iterdir())[0]
     later = tmp_path / "later"
     later.mkdir()
     for path in sorted(landing.iterdir())[1:]:
