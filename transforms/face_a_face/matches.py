@@ -218,8 +218,13 @@ def _match_issues(matches: pl.LazyFrame) -> pl.LazyFrame:
         )
         expected_attack = pl.col("match_type").replace_strict(EXPECTED_ATTACK, default=None)
         attack, dealt = pl.col(f"attack_{s}"), pl.col(f"deals_{s}")
+        # a forfeit may cut the match short: then only too many of a role is wrong
+        short = pl.col("status") == "forfeit"
         bad_roles = live.filter(
-            (dealt > 0) & ((dealt != DEALS_PER_MATCH) | (attack != expected_attack))
+            (dealt > 0)
+            & pl.when(short)
+            .then((attack > expected_attack) | (dealt - attack > DEALS_PER_MATCH - expected_attack))
+            .otherwise((dealt != DEALS_PER_MATCH) | (attack != expected_attack))
         )
         issues.append(
             data_issues(
