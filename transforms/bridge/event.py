@@ -222,8 +222,8 @@ def _score_group(
         "result",
         "score",
         "score_ns",
-        (pl.col("mp_x100") / 100).alias("mp"),
-        (pl.col("top_x100") / 100).alias("mp_top"),
+        hundredths(pl.col("mp_x100")).alias("mp"),
+        hundredths(pl.col("top_x100")).alias("mp_top"),
         (pl.col("mp_x100") * 100 / pl.col("top_x100")).alias("pct"),
         "imp",
         "datum",
@@ -297,9 +297,9 @@ def _standings(
         # % to 0.01, half up, exactly: 10000·total / max
         pct_x100 = (2 * 10000 * total_x100 + most) // (2 * most)
         frame = frame.with_columns(
-            (total_x100 / 100).alias("total"),
-            (most / 100).alias("max"),
-            (pct_x100 / 100).alias("pct"),
+            hundredths(total_x100).alias("total"),
+            hundredths(most).alias("max"),
+            hundredths(pct_x100).alias("pct"),
             total_x100.rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
             pl.lit(None, pl.Float64).alias("imps"),
             pl.lit(None, pl.Float64).alias("vp"),
@@ -325,7 +325,7 @@ def _standings(
         "rank",
         "imps",
         "vp",
-        (pl.col("penalties_x100") / 100).alias("penalties"),
+        hundredths(pl.col("penalties_x100")).alias("penalties"),
         "boards",
     )
 
@@ -368,3 +368,9 @@ def _issues(
 def _section_out() -> pl.Expr:
     """Section "" (none given) back to null for the published tables."""
     return pl.when(pl.col("section") != "").then(pl.col("section")).alias("section")
+
+
+def hundredths(value: pl.Expr) -> pl.Expr:
+    """An integer count of hundredths as the nearest float (Polars divides by multiplying by
+    the reciprocal, so 1587 / 100 would print 15.870000000000001)."""
+    return (value / 100).round(2)

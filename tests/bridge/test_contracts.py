@@ -1,0 +1,83 @@
+"""Contract scoring (Laws 77/2) and vulnerability/dealer from the board number."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from transforms.bridge.boards import board_dealer, board_vulnerability
+from transforms.bridge.contracts import score_ns
+
+
+def _score(contract: str, declarer: str, result: str, vulnerability: str) -> int | None:
+    frame = pl.DataFrame({"c": [contract], "d": [declarer], "r": [result], "v": [vulnerability]})
+    return frame.select(score_ns(pl.col("c"), pl.col("d"), pl.col("r"), pl.col("v")))[0, 0]
+
+
+@pytest.mark.parametrize(
+    ("contract", "declarer", "result", "vul", "expected"),
+    [
+        # part scores
+        ("2H", "N", "=", "None", 110),
+        ("1NT", "S", "+1", "None", 120),
+        ("3D", "N", "=", "All", 110),
+        # games
+        ("3NT", "N", "=", "None", 400),
+        ("3NT", "N", "=", "NS", 600),
+        ("4S", "S", "+1", "All", 650),
+        ("5C", "N", "=", "None", 400),
+        # slams
+        ("6S", "N", "=", "NS", 1430),
+        ("6NT", "S", "=", "None", 990),
+        ("7C", "N", "=", "None", 1440),
+        ("7NT", "N", "=", "All", 2220),
+        # doubled / redoubled made, with overtricks
+        ("1NTX", "N", "=", "None", 180),
+        ("1NTX", "N", "+1", "None", 280),
+        ("1NTX", "N", "+1", "NS", 380),
+        ("2HX", "N", "=", "None", 470),
+        ("1NTXX", "N", "=", "None", 560),
+        ("2CXX", "N", "+1", "NS", 1160),
+        ("1CXX", "N", "+2", "None", 630),
+        # undertricks undoubled
+        ("3NT", "N", "-2", "None", -100),
+        ("3NT", "N", "-2", "NS", -200),
+        # doubled non-vul: 100, 300, 500, then +300
+        ("4SX", "N", "-1", "None", -100),
+        ("4SX", "N", "-2", "None", -300),
+        ("4SX", "N", "-3", "None", -500),
+        ("4SX", "N", "-4", "None", -800),
+        # doubled vul: 200, 500, then +300
+        ("4SX", "N", "-1", "NS", -200),
+        ("4SX", "N", "-2", "NS", -500),
+        ("4SX", "N", "-3", "NS", -800),
+        # redoubled = 2 × doubled
+        ("4SXX", "N", "-3", "None", -1000),
+        ("4SXX", "N", "-2", "All", -1000),
+        # EW declarer: NS score is the negative; EW vulnerability used
+        ("4H", "E", "=", "EW", -620),
+        ("4H", "W", "=", "NS", -420),
+        ("3NTX", "W", "-3", "None", 500),
+        ("5CX", "N", "-3", "None", -500),  # PCH1003 board 1, first table
+        # passed out
+        ("Pass", "", "", "All", 0),
+        # unreadable
+        ("2H", "N", "+7", "None", None),
+        ("8S", "N", "=", "None", None),
+        ("4S", "X", "=", "None", None),
+    ],
+)
+def test_contract_scores(contract, declarer, result, vul, expected):
+    assert _score(contract, declarer, result, vul) == expected
+
+
+def test_vulnerability_and_dealer_cycle():
+    boards = pl.DataFrame({"board": list(range(1, 18))})
+    out = boards.select(
+        board_vulnerability(pl.col("board")), board_dealer(pl.col("board")).alias("d")
+    )
+    assert out["board"].to_list() == [
+        "None", "NS", "EW", "All", "NS", "EW", "All", "None",
+        "EW", "All", "None", "NS", "All", "None", "NS", "EW", "None",
+    ]  # fmt: skip
+    assert out["d"].to_list()[:5] == ["N", "E", "S", "W", "N"]
