@@ -11,11 +11,13 @@ crashed leaves its months marked dirty in the manifest: the next run rebuilds th
 
 from __future__ import annotations
 
+import functools
 import sys
 from datetime import date
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Failed
 
 from flows import pipeline
 from flows.settings import Settings
@@ -76,7 +78,24 @@ def rebuild(settings: Settings, run_id: str, months: dict[str, list[str]], as_of
     return rebuilt
 
 
+USER_ERROR = "user error: "
+
+
+def _user_errors_as_state(fn):
+    """A user error ends the flow run as Failed with its one-line message (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as err:
+            return Failed(message=USER_ERROR + str(err))
+
+    return wrapper
+
+
 @flow(name="nightly", log_prints=False)
+@_user_errors_as_state
 def nightly_flow(settings: Settings, as_of: date | None = None) -> pipeline.Summary:
     """Ingest what is new in the landing folder, rescore the months it touches, publish."""
     wh = Warehouse(settings.warehouse)
@@ -93,6 +112,7 @@ def nightly_flow(settings: Settings, as_of: date | None = None) -> pipeline.Summ
 
 
 @flow(name="backfill", log_prints=False)
+@_user_errors_as_state
 def backfill_flow(settings: Settings, first: str, last: str) -> pipeline.Summary:
     """Recompute the months first..last of every competition from bronze."""
     wh = Warehouse(settings.warehouse)
@@ -118,15 +138,10 @@ def backfill(settings: Settings, first: str, last: str) -> pipeline.Summary:
 
 
 def _run(flow_fn, **kwargs):
-    """Run a flow, turning a user error raised inside it back into a UserError."""
+    """Run a flow; a user error inside it comes back as a UserError, others re-raise."""
     state = flow_fn(**kwargs, return_state=True)
-    if state.is_failed():
-        try:
-            return state.result()
-        except UserError:
-            raise
-        except Exception as err:  # a failed task: re-raise the original error
-            raise err from None
+    if state.is_failed() and (state.message or "").startswith(USER_ERROR):
+        raise UserError(state.message[len(USER_ERROR) :])
     return state.result()
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from prefect.testing.utilities import prefect_test_harness
 
 from flows import cli
 from flows.nightly import backfill, nightly
@@ -24,12 +23,6 @@ PUBLISHED = (
     "data_issues",
     "quarantine",
 )
-
-
-@pytest.fixture(scope="session")
-def harness():
-    with prefect_test_harness(server_startup_timeout=90):
-        yield
 
 
 def sql(capsys, warehouse: Path, query: str) -> pl.DataFrame:
