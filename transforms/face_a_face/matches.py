@@ -70,7 +70,9 @@ def score_matches(
             .alias("side")
         )
     )
-    deal_results = with_match_points(_pairs(sided, live), opts)
+    # .cache(): each of these feeds several outputs; computed once per collect_all
+    sided = sided.cache()
+    deal_results = with_match_points(_pairs(sided, live), opts).cache()
     totals = deal_results.group_by("match_id").agg(
         pl.col("mp_a").sum(),
         pl.col("mp_b").sum(),
@@ -100,12 +102,16 @@ def score_matches(
         )
         .with_columns(outcome("a").alias("outcome_a"), outcome("b").alias("outcome_b"))
     )
-    ranked = one_ranked_match_per_key(scored).with_columns(
-        (
-            pl.col("first_of_key")
-            & pl.col("outcome_a").is_not_null()
-            & pl.col("ended_at").is_not_null()
-        ).alias("counts_for_ranking")
+    ranked = (
+        one_ranked_match_per_key(scored)
+        .with_columns(
+            (
+                pl.col("first_of_key")
+                & pl.col("outcome_a").is_not_null()
+                & pl.col("ended_at").is_not_null()
+            ).alias("counts_for_ranking")
+        )
+        .cache()
     )
     return FFScores(
         deal_results=deal_results.sort("match_id", "deal_no").select(
