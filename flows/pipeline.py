@@ -168,6 +168,44 @@ def check_months(months: list[str]) -> list[str]:
     return sorted(set(months))
 
 
+# --------------------------------------------------------------------------- Face-à-Face
+def face_a_face_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
+    """Deal results and scored matches (before Elo) of one month."""
+    from transforms.face_a_face.matches import score_matches
+
+    opts = settings.face_a_face_options()
+    tx = wh.transaction(run_id)
+    matches, superseded_m = bronze(wh, "ff.match", [month])
+    deals, superseded_d = bronze(wh, "ff.deal", [month])
+    disconnects, superseded_x = bronze(wh, "ff.disconnect", [month])
+    scores = score_matches(matches, deals, disconnects, opts)
+    issues = pl.concat([superseded_m, superseded_d, superseded_x, scores.issues]).collect()
+    tx.put_months("silver", "ff_deal_results", scores.deal_results.collect(), [month])
+    tx.put_months("silver", "ff_match_scores", scores.matches.collect(), [month])
+    tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "face_a_face")
+    return tx.ops
+
+
+def face_a_face_history(
+    wh: Warehouse, run_id: str, first: str, settings: Settings, as_of: date | None, pending
+) -> list[dict]:
+    """Elo over all matches in order of end, then ff_matches, ff_elo, ranking of months ≥ first."""
+    from transforms.face_a_face.elo import elo_history, with_elo
+    from transforms.face_a_face.ranking import monthly_ranking
+
+    opts = settings.face_a_face_options()
+    tx = wh.transaction(run_id)
+    scored = wh.scan("ff_match_scores", pending=pending)
+    elo = elo_history(scored, opts).collect()
+    months = later_months(wh, "ff_match_scores", first, pending)
+    matches = with_elo(scored.filter(pl.col("month") >= first), elo.lazy(), opts).collect()
+    ranking = monthly_ranking(matches.lazy(), elo.lazy(), opts).collect()
+    tx.put_months("gold", "ff_matches", matches, months)
+    tx.put_months("gold", "ff_elo", elo, sorted(set(months) | set(elo["month"].unique())))
+    tx.put_months("gold", "ff_monthly_ranking", ranking, months)
+    return tx.ops
+
+
 @dataclasses.dataclass(frozen=True)
 class Steps:
     month: object  # (wh, run_id, month, settings) -> ops
@@ -176,4 +214,5 @@ class Steps:
 
 STEPS: dict[str, Steps] = {
     "simultane": Steps(simultane_month, simultane_history),
+    "face_a_face": Steps(face_a_face_month, face_a_face_history),
 }
