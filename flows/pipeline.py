@@ -206,6 +206,29 @@ def face_a_face_history(
     return tx.ops
 
 
+# --------------------------------------------------------------------------- bridge
+def bridge_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
+    """Board results and standings of the events dated in one month."""
+    from transforms.bridge.event import score_events
+
+    tx = wh.transaction(run_id)
+    events, superseded_e = bronze(wh, "bridge.event", [month])
+    results, superseded_r = bronze(wh, "bridge.result", [month])
+    penalties, superseded_p = bronze(wh, "bridge.penalty", [month])
+    scores = score_events(events.collect(), results, penalties)
+    month_col = pl.lit(month).alias("month")
+    boards = scores.board_results.with_columns(month_col).collect()
+    standings = scores.standings.with_columns(month_col).collect()
+    issues = pl.concat(
+        [superseded_e, superseded_r, superseded_p, scores.issues.with_columns(month_col)],
+        how="diagonal_relaxed",
+    ).collect()
+    tx.put_months("silver", "bridge_board_results", boards, [month])
+    tx.put_months("gold", "bridge_standings", standings, [month])
+    tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "bridge")
+    return tx.ops
+
+
 @dataclasses.dataclass(frozen=True)
 class Steps:
     month: object  # (wh, run_id, month, settings) -> ops
@@ -215,4 +238,5 @@ class Steps:
 STEPS: dict[str, Steps] = {
     "simultane": Steps(simultane_month, simultane_history),
     "face_a_face": Steps(face_a_face_month, face_a_face_history),
+    "bridge": Steps(bridge_month, None),
 }
