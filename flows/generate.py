@@ -53,8 +53,9 @@ def _day_of(value: str) -> date | None:
 def split_by_day(lines: list[str], default: date) -> dict[date, list[str]]:
     """Group lines by the Paris date of their record, keeping their order.
 
-    A record without a date of its own takes the date of the match/event/tournament it names;
-    a line that cannot be read (a corrupted one) stays with the line before it.
+    A record that names a match/event/tournament already seen goes with it (a match's deals
+    after midnight stay in the match's file); else its own first date field decides; a line
+    that cannot be read (a corrupted one) stays with the line before it.
     """
     by_day: dict[date, list[str]] = {}
     id_day: dict[tuple[str, str], date] = {}
@@ -65,15 +66,11 @@ def split_by_day(lines: list[str], default: date) -> dict[date, list[str]]:
         except ValueError:
             obj = None
         if isinstance(obj, dict):
-            found = None
-            for name in DATE_FIELDS:
-                if isinstance(obj.get(name), str):
-                    found = _day_of(obj[name])
-                    if found is not None:
-                        break
             ids = [(k, obj[k]) for k in ID_FIELDS if isinstance(obj.get(k), str)]
-            if found is None:
-                found = next((id_day[i] for i in ids if i in id_day), None)
+            found = next((id_day[i] for i in ids if i in id_day), None)
+            for name in DATE_FIELDS:
+                if found is None and isinstance(obj.get(name), str):
+                    found = _day_of(obj[name])
             if found is not None:
                 day = found
                 for i in ids:

@@ -253,8 +253,9 @@ def test_split_by_day_follows_ids_and_previous_line():
         json.dumps({"type": "ff.match", "match_id": "M", "created_at": evening}),
         json.dumps({"type": "bridge.result", "event_id": "E1", "board": 1}),
         "not json",
+        json.dumps({"type": "ff.deal", "match_id": "M", "started_at": "2026-11-03T23:05:00Z"}),
     ]
     assert split_by_day(lines, START) == {
         date(2026, 11, 2): [lines[0], lines[2], lines[3]],
-        date(2026, 11, 3): [lines[1]],
+        date(2026, 11, 3): [lines[1], lines[4]],  # after midnight, with its match
     }
