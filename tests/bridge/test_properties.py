@@ -1,0 +1,51 @@
+"""Invariants (hypothesis): NS + EW matchpoints = the top; IMP methods are antisymmetric."""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.bridge.conftest import board_scores, score
+
+SCORES = st.integers(min_value=-200, max_value=200).map(lambda v: v * 10)
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(
+    full=st.lists(SCORES, min_size=1, max_size=14),
+    partial=st.lists(SCORES, min_size=1, max_size=14),
+    artificial=st.booleans(),
+)
+def test_ns_plus_ew_matchpoints_is_the_top(full, partial, artificial):
+    n = max(len(full), len(partial))
+    rows = board_scores(1, full) + board_scores(2, partial + (["A60/A40"] if artificial else []))
+    frame = score("matchpoints", rows).board_results.collect()
+    both = (
+        frame.filter(pl.col("adjusted").is_null())
+        .group_by("board", "score_ns", pl.when(pl.col("direction") == "NS").then(pl.col("pair"))
+                  .otherwise(pl.col("opponent")).alias("table"))
+        .agg(pl.col("mp").sum(), pl.col("mp_top").first())
+    )  # fmt: skip
+    for row in both.iter_rows(named=True):
+        m = len(full) if row["board"] == 1 else len(partial)
+        share = 1.2 if (m < 4 <= n) else 1.0  # the M < 4 exception: complement to 120 %
+        assert abs(row["mp"] - share * row["mp_top"]) < 1e-9
+    if len(full) == n:  # a full board: Σ NS = N(N − 1)
+        board1 = frame.filter((pl.col("board") == 1) & (pl.col("direction") == "NS"))
+        assert abs(board1["mp"].sum() - n * (n - 1)) < 1e-9
+
+
+@FAST
+@given(
+    scores=st.lists(SCORES, min_size=1, max_size=12),
+    method=st.sampled_from(["butler", "sunday_times", "cavendish", "cavendish_avg"]),
+)
+def test_imp_methods_are_antisymmetric(scores, method):
+    frame = score(method, board_scores(1, scores)).board_results.collect()
+    ns = frame.filter(pl.col("direction") == "NS").sort("opponent")["imp"].to_list()
+    ew = frame.filter(pl.col("direction") == "EW").sort("pair")["imp"].to_list()
+    assert ns == [-v for v in ew]
+    if method in ("cavendish", "cavendish_avg"):  # every comparison is counted both ways
+        assert abs(sum(ns)) < 1e-9
