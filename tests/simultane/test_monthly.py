@@ -6,6 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transforms.simultane.monthly import daily, monthly
 from transforms.simultane.options import SimultaneOptions
@@ -188,3 +190,47 @@ def test_indice_best_is_a_setting(best, expected):
         SimultaneOptions(indice_best=best),
     ).collect()
     assert out["indice"].item() == expected
+
+
+def test_daily_past_20_results_keeps_the_best_20():
+    # day 0: 20 results of 10; day 1: a 5 (does not enter); day 2: a 30 (replaces a 10)
+    rows = [result(10, day=0) for _ in range(20)]
+    rows += [result(5, day=1), result(30, day=2)]
+    # wins: 11 wins of 1..11 on day 0 and a win of 50 on day 3
+    rows += [result(i, player="w", day=0, won=True) for i in range(1, 12)]
+    rows += [result(50, player="w", day=3, won=True)]
+    out = daily(results_frame(rows), OPTS).collect()
+    x = out.filter(pl.col("player_id") == "x")
+    assert x["indice"].to_list() == [10.0, 10.0, 11.0]
+    assert x["tournaments"].to_list() == [20, 21, 22]
+    w = out.filter(pl.col("player_id") == "w")
+    assert w["victoire"].to_list() == [sum(range(2, 12)) / 10, (sum(range(3, 12)) + 50) / 10]
+    assert w["wins"].to_list() == [11, 12]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), st.integers(0, 6), st.booleans(), st.sampled_from("ab")),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_daily_matches_best_results_so_far(plays):
+    opts = SimultaneOptions(indice_best=5, victoire_best=3)
+    rows = [result(p, player=who, day=day, won=won) for p, day, won, who in plays]
+    out = daily(results_frame(rows), opts).collect()
+    for row in out.iter_rows(named=True):
+        so_far = [
+            (p, won)
+            for p, day, won, who in plays
+            if who == row["player_id"] and (NOV + timedelta(days=day)).date() <= row["date"]
+        ]
+        best = sorted((p for p, _ in so_far), reverse=True)[:5]
+        best_won = sorted((p for p, won in so_far if won), reverse=True)[:3]
+        assert row["indice"] == pytest.approx(sum(best) / 5)
+        assert row["victoire"] == pytest.approx(sum(best_won) / 3)
+        assert row["tournaments"] == len(so_far)
+    month = monthly(results_frame(rows), NO_BLOCKS, opts).collect()
+    last = out.group_by("player_id").agg(pl.col("indice").sort_by("date").last())
+    assert dict(last.rows()) == pytest.approx(dict(month.select("player_id", "indice").rows()))

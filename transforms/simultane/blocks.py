@@ -36,13 +36,13 @@ def blocks(
     result is one of the <= window_results used for % actuel as of `as_of`, default the latest
     ended_at in the data). Sorted by player_id, block_no.
     """
+    # Position of each deal in its player's chronological order: a rank within the player
+    # (no global sort of the deals; (played_at, tournament_id, deal_no) is unique per player).
+    order = pl.struct("played_at", "tournament_id", "deal_no").rank("ordinal").over(PLAYER)
     deals = (
         deal_results.filter(~pl.col("is_bot") & pl.col("scored"))
         .select(PLAYER, "played_at", "tournament_id", "deal_no", "pct")
-        .sort([PLAYER, "played_at", "tournament_id", "deal_no"])
-        .with_columns(
-            block_no=(pl.int_range(pl.len(), dtype=pl.Int64) // opts.block_deals + 1).over(PLAYER)
-        )
+        .with_columns(block_no=((order.cast(pl.Int64) - 1) // opts.block_deals + 1))
     )
     results = (
         deals.group_by([PLAYER, "block_no"])
@@ -152,34 +152,32 @@ def pct_actuel_at(
     when no result is in the window), k (results used) and representative (k ==
     window_results).
     """
+    width = opts.window_results
     results = blocks.select(PLAYER, "block_no", "ended_at", "pct_cumul")
+    # The window is the block_no range [_first, _hi] (at most `width` blocks, numbered 1, 2, ...
+    # per player): fetch the results _hi, _hi - 1, ... by shifting the player's sorted results
+    # (a shift that crosses to another player lands below block 1, hence below _first).
+    recent = results.sort([PLAYER, "block_no"]).select(
+        PLAYER,
+        pl.col("block_no").alias("_hi"),
+        *[pl.col("pct_cumul").shift(o).alias(f"_r{o}") for o in range(width)],
+    )
+    used = [
+        pl.when(pl.col("_hi") - o >= pl.col("_first")).then(pl.col(f"_r{o}")) for o in range(width)
+    ]
     bounded = points.pipe(_window_bounds, results, opts).with_columns(
         _row=pl.int_range(pl.len(), dtype=pl.Int64)
     )
-    used = (
-        bounded.select(
-            "_row",
-            PLAYER,
-            pl.int_ranges(pl.col("_first"), pl.col("_hi") + 1).alias("block_no"),
-        )
-        .explode("block_no")
-        .join(results.select(PLAYER, "block_no", "pct_cumul"), on=[PLAYER, "block_no"])
-        .group_by("_row")
-        .agg(
-            pl.col("pct_cumul").sum().alias("_total"),
-            pl.col("pct_cumul").max().alias("_best"),
-            pl.col("pct_cumul").min().alias("_worst"),
-            pl.len().cast(pl.Int64).alias("k"),
-        )
-    )
-    k = pl.col("k").fill_null(0)
+    k = (pl.col("_hi") - pl.col("_first") + 1).clip(lower_bound=0)
     return (
-        bounded.join(used, on="_row", how="left")
+        bounded.join(recent, on=[PLAYER, "_hi"], how="left")
         .with_columns(
-            pct_actuel=trimmed_mean(pl.col("_total"), pl.col("_best"), pl.col("_worst"), k),
+            pct_actuel=trimmed_mean(
+                pl.sum_horizontal(used), pl.max_horizontal(used), pl.min_horizontal(used), k
+            ),
             k=k,
-            representative=k == opts.window_results,
+            representative=k == width,
         )
         .sort("_row")
-        .drop("_row", "_first", "_hi", "_total", "_best", "_worst")
+        .drop("_row", "_first", "_hi", *[f"_r{o}" for o in range(width)])
     )

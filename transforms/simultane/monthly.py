@@ -113,18 +113,54 @@ def daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFr
     the player's previous row of the month). Day = calendar date of the tournament's start in
     the platform time zone. Columns: date, month, player_id, indice, victoire, tournaments,
     wins (all month to date, that day included). Sorted by month, player_id, date.
+
+    Speed: while a player has at most `indice_best` results (`victoire_best` wins) so far, the
+    best ones are all of them and the value is a running sum; only the days past that count
+    take the best results among all of the month's results up to that day (`indicators`).
     """
+    keys = ["month", PLAYER]
     results = _completed_human(tournament_results).with_columns(
         date=pl.col("tournament_start").dt.convert_time_zone(opts.timezone).dt.date()
     )
-    days = results.select("month", PLAYER, "date").unique()
-    so_far = days.join(
-        results.select("month", PLAYER, pl.col("date").alias("_played"), "points", "is_winner"),
-        on=["month", PLAYER],
-    ).filter(pl.col("_played") <= pl.col("date"))
-    return (
-        so_far.group_by(["month", PLAYER, "date"])
+    won = pl.col("points").filter(pl.col("is_winner"))
+    per_day = results.group_by([*keys, "date"]).agg(
+        pl.col("points").sum().alias("_points"),
+        won.sum().alias("_won_points"),
+        pl.len().cast(pl.Int64).alias("_tournaments"),
+        pl.col("is_winner").sum().cast(pl.Int64).alias("_wins"),
+    )
+    running = per_day.sort([*keys, "date"]).with_columns(
+        pl.col("_points", "_won_points", "_tournaments", "_wins").cum_sum().over(keys)
+    )
+    crowded = running.filter(
+        (pl.col("_tournaments") > opts.indice_best) | (pl.col("_wins") > opts.victoire_best)
+    ).select(*keys, "date")
+    best_so_far = (
+        crowded.join(
+            results.select(*keys, pl.col("date").alias("_played"), "points", "is_winner"),
+            on=keys,
+        )
+        .filter(pl.col("_played") <= pl.col("date"))
+        .group_by([*keys, "date"])
         .agg(indicators(opts))
-        .select("date", "month", PLAYER, "indice", "victoire", "tournaments", "wins")
+        .select(*keys, "date", pl.col("indice").alias("_indice"), pl.col("victoire").alias("_v"))
+    )
+    return (
+        running.join(best_so_far, on=[*keys, "date"], how="left")
+        .select(
+            "date",
+            "month",
+            PLAYER,
+            pl.when(pl.col("_tournaments") > opts.indice_best)
+            .then(pl.col("_indice"))
+            .otherwise(pl.col("_points") / opts.indice_best)
+            .alias("indice"),
+            pl.when(pl.col("_wins") > opts.victoire_best)
+            .then(pl.col("_v"))
+            .otherwise(pl.col("_won_points") / opts.victoire_best)
+            .alias("victoire"),
+            pl.col("_tournaments").alias("tournaments"),
+            pl.col("_wins").alias("wins"),
+        )
         .sort(["month", PLAYER, "date"])
     )

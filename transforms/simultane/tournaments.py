@@ -28,7 +28,6 @@ def tournament_results(deal_results: pl.LazyFrame, opts: SimultaneOptions) -> pl
         pl.col("points").sum().alias("points"),
         pl.col("top").sum().alias("top"),
         pl.len().cast(pl.Int64).alias("deals_played"),
-        pl.col("deal_no").n_unique().alias("_distinct_deals"),
         pl.col("deals_in_tournament").max().alias("_deals_in_tournament"),
         (pl.col("status") == "quit").any().alias("_quit"),
     )
@@ -38,8 +37,8 @@ def tournament_results(deal_results: pl.LazyFrame, opts: SimultaneOptions) -> pl
         .with_columns(
             mp_pct=pl.when(pl.col("top") > 0).then(100.0 * pl.col("points") / pl.col("top")),
             is_winner=pl.col("rank") == 1,
-            completed=(pl.col("_distinct_deals") == pl.col("_deals_in_tournament"))
-            & ~pl.col("_quit"),
+            # rows are unique per (tournament, deal, player) after `latest_delivery`
+            completed=(pl.col("deals_played") == pl.col("_deals_in_tournament")) & ~pl.col("_quit"),
         )
         .select(
             "tournament_id",
