@@ -169,3 +169,24 @@ def test_cross_record_problems_are_reported():
         ("ok", 5, "win", True),
         ("roles", 5, "win", True),
     ]
+
+
+def test_forfeit_cut_short_is_no_role_problem_but_stray_deals_are():
+    h = Month()
+    h.play("short", "ann", "bob", [0] * 5 + [None] * 11)
+    h.deal_rows = [r for r in h.deal_rows if r["deal_no"] <= 5]  # bob stops too
+    h.disconnect("short", "ann", T0 + timedelta(minutes=20), None)
+    h.play("cancelled", "ann", "cid", WIN, start_after=timedelta(minutes=11))  # deals all the same
+    h.play("noend", "bob", "cid", WIN)
+    h.match_rows[-1]["ended_at"] = None
+    matches, _, issues = pipeline(h)
+    assert matches.select("match_id", "status", "forfeit_by", "counts_for_ranking").rows() == [
+        ("cancelled", "cancelled", None, False),
+        ("noend", "played", None, False),
+        ("short", "forfeit", "ann", True),
+    ]
+    assert issues.sort("kind", "keys").select("kind", "detail").rows() == [
+        ("ff_deal_player_not_in_match", "16 deal rows of ann for a cancelled match: not scored"),
+        ("ff_deal_player_not_in_match", "16 deal rows of cid for a cancelled match: not scored"),
+        ("ff_match_not_ended", "started match without end: no Elo, no points"),
+    ]
