@@ -11,7 +11,7 @@ import polars as pl
 
 from transforms.bridge.adjusted import adjusted_imps
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps
+from transforms.bridge.imps import imps, opposite
 from transforms.bridge.options import BridgeOptions, trim_kind
 
 
@@ -79,7 +79,7 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
             .otherwise(adjusted_imps(pl.col("adj_ns"), options.adjusted_imps_per_10pct))
             .alias("imp_ns"),
             pl.when(pl.col("real"))
-            .then(-real_imps.cast(pl.Float64))
+            .then(opposite(real_imps))
             .otherwise(adjusted_imps(pl.col("adj_ew"), options.adjusted_imps_per_10pct))
             .alias("imp_ew"),
         )

@@ -11,7 +11,7 @@ import polars as pl
 
 from transforms.bridge.adjusted import adjusted_imps
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps
+from transforms.bridge.imps import imps, opposite
 from transforms.bridge.options import BridgeOptions
 
 
@@ -48,7 +48,7 @@ def cavendish(lines: pl.LazyFrame, options: BridgeOptions, averaged: bool) -> pl
             .otherwise(adjusted_imps(pl.col("adj_ns"), per10))
             .alias("imp_ns"),
             pl.when(pl.col("real"))
-            .then(-real_imps)
+            .then(opposite(real_imps))
             .otherwise(adjusted_imps(pl.col("adj_ew"), per10))
             .alias("imp_ew"),
         )

@@ -92,9 +92,7 @@ def score_event(
     row = {name: event.get(name) for name in schema if name in event}
     if isinstance(row.get("date"), str):
         row["date"] = date.fromisoformat(row["date"])
-    frame = pl.DataFrame([row]).with_columns(
-        pl.col(name).cast(schema[name]) for name in row if row[name] is not None
-    )
+    frame = pl.DataFrame([row], schema={name: schema[name] for name in row}, orient="row")
     return score_events(frame.lazy(), results, penalties, options)
 
 
@@ -269,12 +267,14 @@ def _imp_totals(pair_boards: pl.LazyFrame, opts: BridgeOptions, vp: bool) -> pl.
     if vp:
         rounds = add_vp(rounds)
     else:
-        rounds = rounds.with_columns(pl.lit(None, pl.Float64).alias("vp"))
+        rounds = rounds.with_columns(pl.lit(None, pl.Int64).alias("vp_x100"))
     return rounds.group_by(*PAIR).agg(
         pl.col("boards").sum(),
         pl.col("real_boards").sum(),
         pl.col("imps").sum(),
-        pl.col("vp").sum().alias("vp") if vp else pl.lit(None, pl.Float64).alias("vp"),
+        hundredths(pl.col("vp_x100").sum()).alias("vp")
+        if vp
+        else pl.lit(None, pl.Float64).alias("vp"),
         pl.len().cast(pl.Int64).alias("rounds"),
         pl.col("month").first(),
     )

@@ -24,3 +24,8 @@ def imps_of(difference: int, cap: int | None = None) -> int:
     thresholds = IMP_THRESHOLDS if cap is None else IMP_THRESHOLDS[:cap]
     n = sum(abs(difference) >= t for t in thresholds)
     return n if difference >= 0 else -n
+
+
+def opposite(value: pl.Expr) -> pl.Expr:
+    """The other side's IMPs: the negative, with 0 kept as 0.0 (not −0.0)."""
+    return pl.when(value == 0).then(pl.lit(0.0)).otherwise(-value.cast(pl.Float64))

@@ -11,7 +11,7 @@ import polars as pl
 from transforms.bridge.adjusted import adjusted_imps
 from transforms.bridge.butler import round_datum, trim_count
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps
+from transforms.bridge.imps import imps, opposite
 from transforms.bridge.options import BridgeOptions
 
 
@@ -60,7 +60,7 @@ def sunday_times(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         .otherwise(adjusted_imps(pl.col("adj_ns"), per10))
         .alias("imp_ns"),
         pl.when(pl.col("real"))
-        .then(-real_imps)
+        .then(opposite(real_imps))
         .otherwise(adjusted_imps(pl.col("adj_ew"), per10))
         .alias("imp_ew"),
     )

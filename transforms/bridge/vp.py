@@ -50,7 +50,7 @@ def vp_of(imps: float, boards: int) -> float:
 
 
 def add_vp(rounds: pl.LazyFrame, imps: str = "imps", boards: str = "boards") -> pl.LazyFrame:
-    """Adds `vp` for each round's IMP total and board count (the table joined on both)."""
+    """Adds `vp` (and `vp_x100`, integer hundredths) for each round's IMP total and board count."""
     board_counts = rounds.select(pl.col(boards).unique()).collect().to_series().drop_nulls()
     table = pl.LazyFrame(
         [
@@ -73,9 +73,11 @@ def add_vp(rounds: pl.LazyFrame, imps: str = "imps", boards: str = "boards") -> 
         .with_columns(pl.min_horizontal("margin", "top_margin").alias("margin"))
         .join(table, on=[boards, "margin"], how="left")
         .with_columns(
-            (
-                pl.when(pl.col(imps) >= 0).then(winner_cents).otherwise(2000 - winner_cents) / 100
-            ).alias("vp")
+            pl.when(pl.col(imps) >= 0)
+            .then(winner_cents)
+            .otherwise(2000 - winner_cents)
+            .alias("vp_x100")
         )
+        .with_columns((pl.col("vp_x100") / 100).round(2).alias("vp"))
         .drop("margin", "top_margin", "vp_cents")
     )

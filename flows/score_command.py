@@ -1,0 +1,174 @@
+"""`duplirank score FILE`: score one bridge event file (PBN or JSON Lines) and print it.
+
+The body of the CLI command: `score_file` returns the text to print. The method defaults to
+the file's own (`bridge.event.scoring`, or the PBN's `ScoringType`/`[Scoring]`); `--option
+key=value` override the event's options (all of them, defaults included). User errors (unknown
+method, bad option, unreadable file) raise ValueError with a one-line message.
+
+In `table` format the summary of quarantined lines and data issues follows the tables; in `csv`
+and `json` formats the output is only the data and the summary goes to standard error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from transforms.bridge.event import resolve_options, score_event
+from transforms.bridge.options import METHODS, BridgeOptions
+from transforms.bridge.pbn import parse_pbn
+from transforms.records import RECORD_TYPES, validate_lines
+
+FORMATS = ("table", "csv", "json")
+BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
+STANDING_COLUMNS = ["section", "rank", "pair", "total", "max", "pct", "imps", "vp", "penalties",
+                    "boards"]  # fmt: skip
+BOARD_COLUMNS = [
+    "section", "board", "pair", "direction", "round", "opponent", "contract", "declarer",
+    "result", "score", "score_ns", "mp", "mp_top", "pct", "imp", "datum", "adjusted",
+    "computed_score",
+]  # fmt: skip
+
+
+def score_file(path: Path, method: str | None, options: list[str], boards: bool, fmt: str) -> str:
+    """The text `duplirank score` prints for one file."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    if method is not None and method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
+    overrides = _parse_options(options)
+    if method is not None:
+        overrides["method"] = method
+    BridgeOptions.from_mapping(overrides)  # reject bad options before reading anything
+    frames, notes = read_bridge_file(Path(path))
+    events = frames["bridge.event"]
+    if events.is_empty():
+        raise ValueError(f"{path}: no bridge.event record to score")
+    penalties = frames["bridge.penalty"].lazy()
+    results = frames["bridge.result"].lazy()
+    outputs: list[str] = []
+    for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
+        # the CLI's options override the event's ones, defaults included: resolve them here
+        resolved = BridgeOptions.from_mapping(overrides, base=resolve_options(event))
+        event = event | {"options": json.dumps(dataclasses.asdict(resolved))}
+        scores = score_event(event, results, penalties)
+        notes += _issue_notes(scores.issues.collect())
+        if boards:
+            frame = scores.board_results.collect().sort(
+                "section", "board", "direction", "pair", descending=[False, False, True, False]
+            )
+            frame = frame.select(c for c in BOARD_COLUMNS if c in frame.columns)
+        else:
+            frame = scores.standings.collect().sort("section", "rank", "pair")
+            frame = frame.select(STANDING_COLUMNS)
+        frame = _drop_empty(frame).with_columns(pl.lit(event["event_id"]).alias("event_id"))
+        frame = frame.select("event_id", pl.exclude("event_id"))
+        title = f"{event['event_id']} {event.get('date') or ''} — {resolved.method}".strip()
+        outputs.append(_render(frame, fmt, title))
+    text = _join(outputs, fmt)
+    if notes:
+        if fmt == "table":
+            text += "\n" + "\n".join(notes) + "\n"
+        else:
+            sys.stderr.write("\n".join(notes) + "\n")
+    return text
+
+
+def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
+    """Bronze-shaped bridge frames of a PBN or JSON Lines file, and notes on what was set aside."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"cannot read {path}: {err.strerror or err}") from None
+    if path.suffix.lower() == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as err:
+            raise ValueError(f"cannot read {path}: {err}") from None
+    frames = {name: pl.DataFrame(schema=RECORD_TYPES[name].schema()) for name in BRIDGE_TYPES}
+    notes: list[str] = []
+    if _looks_like_pbn(path, data):
+        parsed = parse_pbn(data, path.name, path.name.split(".")[0])
+        frames |= parsed.frames
+        notes += [f"skipped game at line {n}: {reason}" for n, reason in parsed.skipped]
+        return frames, notes
+    validated = validate_lines(data.splitlines(), path.name, known_types=BRIDGE_TYPES)
+    if validated.lines_read and not validated.accepted:
+        reasons = {q["reason"] for q in validated.quarantine}
+        raise ValueError(f"{path}: no bridge record could be read ({'; '.join(sorted(reasons))})")
+    frames |= validated.frames()
+    quarantine = validated.quarantine
+    if quarantine:
+        notes.append(
+            f"quarantined {len(quarantine)} of {validated.lines_read} lines: "
+            + "; ".join(f"line {q['line_no']}: {q['reason']}" for q in quarantine[:10])
+            + (" …" if len(quarantine) > 10 else "")
+        )
+    return frames, notes
+
+
+def _looks_like_pbn(path: Path, data: bytes) -> bool:
+    if path.suffix.lower() == ".pbn":
+        return True
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    return head in (b"%", b"[")
+
+
+def _parse_options(options: list[str]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bad option {item!r}: expected key=value")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def _issue_notes(issues: pl.DataFrame) -> list[str]:
+    if issues.is_empty():
+        return []
+    counts = issues.group_by("kind").len().sort("kind")
+    first = issues.sort("kind").unique("kind", keep="first", maintain_order=True)
+    examples = dict(zip(first["kind"], first["detail"], strict=True))
+    return [
+        f"data issue {kind}: {n} (e.g. {examples[kind]})"
+        for kind, n in zip(counts["kind"], counts["len"], strict=True)
+    ]
+
+
+def _drop_empty(frame: pl.DataFrame) -> pl.DataFrame:
+    """Columns that are null throughout (pct in an IMP event, section when there is none)."""
+    keep = [c for c in frame.columns if frame[c].null_count() < len(frame) or frame.is_empty()]
+    return frame.select(keep)
+
+
+def _render(frame: pl.DataFrame, fmt: str, title: str) -> str:
+    if fmt == "csv":
+        return frame.write_csv()
+    if fmt == "json":
+        return frame.write_json()
+    shown = frame.with_columns(pl.col(pl.Float64).round(2))
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=200,
+        fmt_str_lengths=40,
+        tbl_formatting="ASCII_MARKDOWN",
+    ):
+        return f"{title}\n{shown}\n"
+
+
+def _join(outputs: list[str], fmt: str) -> str:
+    if fmt == "json":
+        rows = [row for text in outputs for row in json.loads(text)]
+        return json.dumps(rows, ensure_ascii=False) + "\n"
+    if fmt == "csv" and len(outputs) > 1:  # one header
+        return outputs[0] + "".join(o.split("\n", 1)[1] for o in outputs[1:])
+    return "\n".join(outputs)
