@@ -140,11 +140,13 @@ def test_same_pair_and_type_next_month_is_not_a_rematch():
         ("2026-04", True),
     ]
     assert issues.height == 0
-    assert ranking.select("month", "player_id", "rank").rows() == [
-        ("2026-03", "ann", 1),
-        ("2026-03", "bob", 2),
-        ("2026-04", "ann", 1),
-        ("2026-04", "bob", 2),
+    # Elo at each month end: after m1 (1620 / 1580), then after m2
+    # (K 40, E = 0.55731: 1620 + 40 · 0.44269)
+    assert ranking.select("month", "player_id", "rank", pl.col("elo").round(2)).rows() == [
+        ("2026-03", "ann", 1, 1620.0),
+        ("2026-03", "bob", 2, 1580.0),
+        ("2026-04", "ann", 1, 1637.71),
+        ("2026-04", "bob", 2, 1562.29),
     ]
 
 
