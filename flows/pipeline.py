@@ -104,43 +104,78 @@ def ingest_step(wh: Warehouse, run_id: str, paths: list[Path], timezone: str) ->
 
 
 # --------------------------------------------------------------------------- simultané
+def buckets(rows: int, batch_rows: int) -> int:
+    """How many hash buckets keep each batch under `batch_rows` rows."""
+    return max(1, -(-rows // batch_rows))
+
+
+def in_bucket(column: str, bucket: int, count: int) -> pl.Expr:
+    """Rows whose key falls in one of `count` stable hash buckets (all rows when count = 1)."""
+    if count == 1:
+        return pl.lit(True)
+    return pl.col(column).hash(seed=0) % count == bucket
+
+
 def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
-    """Deal and tournament results of one month."""
+    """Deal and tournament results of one month, in tournament batches of ≤ batch_rows."""
     from transforms.simultane.scoring import deal_issues, score_deals
     from transforms.simultane.tournaments import tournament_results
 
     opts = settings.simultane_options()
     tx = wh.transaction(run_id)
-    deals, superseded = bronze(wh, "simultane.deal", [month])
-    deal_results = score_deals(deals, opts).collect()
-    tournaments = tournament_results(deal_results.lazy(), opts).collect()
-    issues = pl.concat([superseded, deal_issues(deals, opts)]).collect()
-    tx.put_months("silver", "simultane_deal_results", deal_results, [month])
-    tx.put_months("silver", "simultane_tournament_results", tournaments, [month])
-    tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "simultane")
+    raw = wh.scan("simultane_deal", [f"month={month}"], RECORD_TYPES["simultane.deal"].schema())
+    count = buckets(raw.select(pl.len()).collect().item(), settings.batch_rows)
+
+    deal_parts, tournament_parts, issue_parts = [], [], []
+    for bucket in range(count):
+        rows = raw.filter(in_bucket("tournament_id", bucket, count))
+        deals, superseded = latest_delivery(rows, "simultane.deal")
+        deal_results = score_deals(deals, opts).collect()
+        tournament_parts.append(tournament_results(deal_results.lazy(), opts).collect())
+        issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())
+        deal_parts.append(deal_results)
+    key = f"month={month}"
+    tx.put_parts("silver", "simultane_deal_results", key, deal_parts)
+    tx.put_parts("silver", "simultane_tournament_results", key, tournament_parts)
+    issues = pl.concat(issue_parts).select(*DATA_ISSUES_SCHEMA)
+    tx.put_months("gold", "data_issues", issues, [month], "simultane")
+    for table, parts in (
+        ("simultane_deal_results", deal_parts),
+        ("simultane_tournament_results", tournament_parts),
+    ):
+        tx.put("silver", table, "_schema", parts[0].clear())
     return tx.ops
 
 
 def simultane_history(
     wh: Warehouse, run_id: str, first: str, settings: Settings, as_of: date | None, pending
 ) -> list[dict]:
-    """Blocks, % actuel, monthly and daily tables of every month ≥ `first`."""
+    """Blocks, % actuel, monthly and daily tables of every month ≥ `first`.
+
+    Blocks run over each player's whole history, in player batches of ≤ batch_rows deals.
+    """
     from transforms.simultane.blocks import blocks
     from transforms.simultane.monthly import daily, monthly
 
     opts = settings.simultane_options()
     tx = wh.transaction(run_id)
-    history = wh.scan("simultane_deal_results", pending=pending)
+    columns = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
+    history = wh.scan("simultane_deal_results", pending=pending).select(columns)
+    count = buckets(history.select(pl.len()).collect().item(), settings.batch_rows)
     as_of_ts = _end_of_day(as_of, settings.timezone) if as_of else None
-    block_rows = blocks(history, opts, as_of_ts).collect()
+    latest = as_of_ts or history.select(pl.col("played_at").max()).collect().item()
+    block_rows = pl.concat(
+        [
+            blocks(history.filter(in_bucket("player_id", b, count)), opts, latest).collect()
+            for b in range(count)
+        ]
+    )
     months = later_months(wh, "simultane_tournament_results", first, pending)
-    # `in_window` moves with time: blocks inside the last window_days may change month too.
-    latest = as_of_ts or block_rows["ended_at"].max()
+    # `in_window` moves with time: blocks of the last window_days may change month too.
+    first_block_month = first
     if latest is not None:
         window_start = latest - timedelta(days=opts.window_days)
         first_block_month = min(first, month_of(window_start, opts.timezone))
-    else:
-        first_block_month = first
     block_months = sorted(set(months) | set(block_rows["month"].unique().to_list()))
     block_months = [m for m in block_months if m >= first_block_month]
     tournaments = wh.scan(

@@ -34,7 +34,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -220,10 +220,18 @@ class Transaction:
 
     def put(self, layer: str, table: str, partition: str, frame: pl.DataFrame) -> None:
         """Replace a whole partition of a table by `frame`."""
-        rel = self._write(layer, table, partition, frame)
-        self.ops.append(
-            {"op": "put", "layer": layer, "table": table, "partition": partition, "file": rel}
-        )
+        self.put_parts(layer, table, partition, [frame])
+
+    def put_parts(
+        self, layer: str, table: str, partition: str, frames: Iterable[pl.DataFrame]
+    ) -> None:
+        """Replace a whole partition by several files (a month written batch by batch)."""
+        for i, frame in enumerate(frames):
+            rel = self._write(layer, table, partition, frame)
+            op = "put" if i == 0 else "add"
+            self.ops.append(
+                {"op": op, "layer": layer, "table": table, "partition": partition, "file": rel}
+            )
 
     def add(self, layer: str, table: str, partition: str, frame: pl.DataFrame) -> None:
         """Add a file to a partition (bronze deliveries, quarantine, logs)."""

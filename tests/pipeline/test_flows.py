@@ -64,16 +64,18 @@ def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys)
     )
     lines, accepted, quarantined = counts.row(0)
     assert lines == accepted + quarantined and quarantined > 0
-    deals = sql(capsys, sample_warehouse, "select count(*) as n from simultane_deal_results")
-    assert (
-        deals["n"][0]
-        == accepted
-        - sql(
-            capsys,
-            sample_warehouse,
-            "select count(*) as n from data_issues where kind = 'superseded_record'",
-        )["n"][0]
+    # every accepted Simultané row is scored once (re-delivered rows are reported instead)
+    counts = sql(
+        capsys,
+        sample_warehouse,
+        """
+        select (select count(*) from simultane_deal) as bronze,
+               (select count(*) from simultane_deal_results) as scored,
+               (select count(*) from data_issues where kind = 'superseded_record') as superseded
+        """,
     )
+    bronze, scored, superseded = counts.row(0)
+    assert scored == bronze - superseded and scored > 3000
     # the bot is 100 on every scored deal; points of a fully finished deal sum to n(n-1)
     check = sql(
         capsys,
@@ -164,3 +166,14 @@ def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes
     reference = snapshot(sample_warehouse)
     for table in PUBLISHED[:-1]:
         assert final[table].equals(reference[table]), table
+
+
+def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_path):
+    """Months bigger than batch_rows are scored in tournament / player hash buckets."""
+    root = tmp_path / "batched"
+    nightly(Settings(warehouse=root, landing=SAMPLE, batch_rows=300))
+    files = Warehouse(root).files("simultane_deal_results", ["month=2026-11"])
+    assert len(files) > 3  # really split
+    batched, reference = snapshot(root), snapshot(sample_warehouse)
+    for table in PUBLISHED[:-1]:
+        assert batched[table].equals(reference[table]), table

@@ -50,7 +50,8 @@ def blocks(
             pl.len().alias("_deals"),
             pl.col("played_at").min().alias("started_at"),
             pl.col("played_at").max().alias("ended_at"),
-            pl.col("pct").mean().alias("pct_cumul"),
+            # sorted first: a float sum in a fixed order, so reruns give identical bits
+            pl.col("pct").sort().mean().alias("pct_cumul"),
         )
         .filter(pl.col("_deals") == opts.block_deals)
         .drop("_deals")
