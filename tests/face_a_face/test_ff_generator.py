@@ -6,7 +6,13 @@ import polars as pl
 import pytest
 
 from flows.generate_face_a_face import ff_frames, ff_lines
-from transforms.face_a_face import FaceAFaceOptions, score_matches
+from transforms.face_a_face import (
+    FaceAFaceOptions,
+    elo_history,
+    monthly_ranking,
+    score_matches,
+    with_elo,
+)
 from transforms.records import validate_lines
 
 PLAYERS = [f"P{n:04d}" for n in range(1, 61)]
@@ -65,3 +71,23 @@ def test_vectorised_frames_are_deterministic_and_scorable():
     assert set(matches["status"]) == {"played", "cancelled", "forfeit"}
     assert d1.height == 32 * (matches["status"] != "cancelled").sum()
     assert s.issues.collect().filter(pl.col("kind") != "ff_rematch").height == 0
+
+
+def test_outputs_do_not_depend_on_the_order_of_input_rows(lines):
+    frames = validate_lines(lines, "ff.jsonl").frames()
+    kinds = ("ff.match", "ff.deal", "ff.disconnect")
+
+    def tables(order_seed: int | None):
+        inputs = [
+            frames[k] if order_seed is None else frames[k].sample(fraction=1.0, shuffle=True,
+                                                                  seed=order_seed)
+            for k in kinds
+        ]  # fmt: skip
+        s = score_matches(*(f.lazy() for f in inputs), OPTS)
+        elo = elo_history(s.matches, OPTS)
+        matches = with_elo(s.matches, elo, OPTS)
+        ranking = monthly_ranking(matches, elo, OPTS)
+        return [f.collect() for f in (s.deal_results, matches, s.issues, elo, ranking)]
+
+    for first, second in zip(tables(None), tables(3), strict=True):
+        assert first.equals(second)

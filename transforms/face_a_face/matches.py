@@ -149,7 +149,9 @@ def score_matches(
             "started_at",
             "ended_at",
         ),
-        issues=pl.concat([_deal_issues(sided, status), _match_issues(ranked)], how="vertical"),
+        issues=pl.concat([_deal_issues(sided, status), _match_issues(ranked)], how="vertical").sort(
+            "month", "kind", "keys", "detail", nulls_last=True
+        ),
     )
 
 
