@@ -50,8 +50,11 @@ def blocks(
             pl.len().alias("_deals"),
             pl.col("played_at").min().alias("started_at"),
             pl.col("played_at").max().alias("ended_at"),
-            # sorted first: a float sum in a fixed order, so reruns give identical bits
-            pl.col("pct").sort().mean().alias("pct_cumul"),
+            # exact sum of P in fixed point (1e-9, the spec's comparison precision): float
+            # sums depend on the order the streaming engine combines rows in, this does not
+            ((pl.col("pct") * 1e9).round().cast(pl.Int64).sum() / pl.len() / 1e9).alias(
+                "pct_cumul"
+            ),
         )
         .filter(pl.col("_deals") == opts.block_deals)
         .drop("_deals")
