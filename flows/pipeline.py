@@ -24,7 +24,7 @@ import polars as pl
 
 from flows.ingest import IngestResult, bronze_table, ingest
 from flows.settings import Settings
-from flows.warehouse import UserError, Warehouse
+from flows.warehouse import Transaction, UserError, Warehouse
 from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES, latest_delivery, month_of
 
 COMPETITIONS = {
@@ -45,6 +45,12 @@ def bronze(wh: Warehouse, record_type: str, months: list[str], pending=None) -> 
         table, [f"month={m}" for m in months], RECORD_TYPES[record_type].schema(), pending
     )
     return latest_delivery(frame, record_type)
+
+
+def compact_bronze(tx: Transaction, competition: str, month: str) -> None:
+    """One file per bronze month instead of one per delivery (faster scans and views)."""
+    for record_type in COMPETITIONS[competition]:
+        tx.compact("bronze", bronze_table(record_type), f"month={month}")
 
 
 def later_months(wh: Warehouse, table: str, first: str, pending=None) -> list[str]:
@@ -135,6 +141,7 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
         issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())
         deal_parts.append(deal_results)
     key = f"month={month}"
+    compact_bronze(tx, "simultane", month)
     tx.put_parts("silver", "simultane_deal_results", key, deal_parts)
     tx.put_parts("silver", "simultane_tournament_results", key, tournament_parts)
     issues = pl.concat(issue_parts).select(*DATA_ISSUES_SCHEMA)
@@ -215,6 +222,7 @@ def face_a_face_month(wh: Warehouse, run_id: str, month: str, settings: Settings
     disconnects, superseded_x = bronze(wh, "ff.disconnect", [month])
     scores = score_matches(matches, deals, disconnects, opts)
     issues = pl.concat([superseded_m, superseded_d, superseded_x, scores.issues]).collect()
+    compact_bronze(tx, "face_a_face", month)
     tx.put_months("silver", "ff_deal_results", scores.deal_results.collect(), [month])
     tx.put_months("silver", "ff_match_scores", scores.matches.collect(), [month])
     tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "face_a_face")
@@ -258,6 +266,7 @@ def bridge_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> 
         [superseded_e, superseded_r, superseded_p, scores.issues.with_columns(month_col)],
         how="diagonal_relaxed",
     ).collect()
+    compact_bronze(tx, "bridge", month)
     tx.put_months("silver", "bridge_board_results", boards, [month])
     tx.put_months("gold", "bridge_standings", standings, [month])
     tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "bridge")

@@ -209,21 +209,38 @@ class Transaction:
         self.run_id = run_id
         self.ops: list[dict] = []
 
-    def _write(self, layer: str, table: str, partition: str, frame: pl.DataFrame) -> str:
+    def _write(
+        self, layer: str, table: str, partition: str, frame: pl.DataFrame | pl.LazyFrame
+    ) -> str:
         rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}.parquet"
         path = self.wh.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".parquet.tmp")
-        frame.write_parquet(tmp, compression="zstd", statistics=True)
+        if isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
+            frame.sink_parquet(tmp, compression="zstd", statistics=True)
+        else:
+            frame.write_parquet(tmp, compression="zstd", statistics=True)
         os.replace(tmp, path)
         return rel
 
-    def put(self, layer: str, table: str, partition: str, frame: pl.DataFrame) -> None:
+    def compact(self, layer: str, table: str, partition: str, max_files: int = 1) -> None:
+        """Rewrite a partition made of many files (one per delivery) as one file."""
+        files = self.wh.files(table, [partition], self.ops)
+        if len(files) > max_files:
+            self.put(layer, table, partition, pl.scan_parquet(files))
+
+    def put(
+        self, layer: str, table: str, partition: str, frame: pl.DataFrame | pl.LazyFrame
+    ) -> None:
         """Replace a whole partition of a table by `frame`."""
         self.put_parts(layer, table, partition, [frame])
 
     def put_parts(
-        self, layer: str, table: str, partition: str, frames: Iterable[pl.DataFrame]
+        self,
+        layer: str,
+        table: str,
+        partition: str,
+        frames: Iterable[pl.DataFrame | pl.LazyFrame],
     ) -> None:
         """Replace a whole partition by several files (a month written batch by batch)."""
         for i, frame in enumerate(frames):
