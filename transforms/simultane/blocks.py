@@ -38,10 +38,18 @@ def blocks(
     """
     # Position of each deal in its player's chronological order: a rank within the player
     # (no global sort of the deals; (played_at, tournament_id, deal_no) is unique per player).
+    # The ids are made Categorical first: each string is hashed once, the window and the
+    # group-by then run on integer codes, and categoricals still compare lexically, so the
+    # tie-break by tournament_id is the spec's.
     order = pl.struct("played_at", "tournament_id", "deal_no").rank("ordinal").over(PLAYER)
     deals = (
         deal_results.filter(~pl.col("is_bot") & pl.col("scored"))
-        .select(PLAYER, "played_at", "tournament_id", "deal_no", "pct")
+        .select(
+            pl.col(PLAYER, "tournament_id").cast(pl.Categorical),
+            "played_at",
+            "deal_no",
+            "pct",
+        )
         .with_columns(block_no=((order.cast(pl.Int64) - 1) // opts.block_deals + 1))
     )
     results = (
@@ -58,7 +66,7 @@ def blocks(
         )
         .filter(pl.col("_deals") == opts.block_deals)
         .drop("_deals")
-        .with_columns(month=month_expr("ended_at", opts.timezone))
+        .with_columns(pl.col(PLAYER).cast(pl.String), month=month_expr("ended_at", opts.timezone))
         .cache()  # used three times below: compute the sort once
     )
     own_dates = results.select(PLAYER, pl.col("ended_at").alias("as_of"), "block_no")
