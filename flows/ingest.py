@@ -263,10 +263,16 @@ def ingest(
         report.rows_quarantined = per_file_quarantined.get(report.sha256, 0)
         assert report.lines_read == report.rows_accepted + report.rows_quarantined, report
 
-    for sha, part in quarantine_frame.group_by("sha256"):
+    # Quarantine and log are partitioned by month of ingestion, one file per month.
+    ingest_month = f"month={now:%Y-%m}"
+    if quarantine_frame.height:
         tx.add(
-            "quarantine", "quarantine", f"file={sha[0][:16]}", part.select(*QUARANTINE_TABLE_SCHEMA)
+            "quarantine",
+            "quarantine",
+            ingest_month,
+            quarantine_frame.select(*QUARANTINE_TABLE_SCHEMA),
         )
+        tx.compact("quarantine", "quarantine", ingest_month)
     log = pl.DataFrame(
         [
             {
@@ -285,7 +291,8 @@ def ingest(
         schema=INGEST_LOG_SCHEMA,
     )
     if log.height:
-        tx.add("meta", "ingest_log", f"run={tx.run_id}", log)
+        tx.add("meta", "ingest_log", ingest_month, log)
+        tx.compact("meta", "ingest_log", ingest_month)
     return result
 
 

@@ -141,13 +141,8 @@ class Warehouse:
         return Transaction(self, run_id)
 
     def collect_garbage(self) -> int:
-        """Delete data files the manifest does not list (old versions, crashed runs)."""
-        listed = {
-            rel
-            for entry in self.manifest()["tables"].values()
-            for files in entry["partitions"].values()
-            for rel in files
-        }
+        """Delete data files the manifest does not list (leftovers of a crashed run)."""
+        listed = listed_files(self.manifest())
         removed = 0
         for layer in ("bronze", "silver", "gold", "quarantine", "meta"):
             base = self.root / layer
@@ -163,6 +158,15 @@ class Warehouse:
         for tmp in self.root.glob("*.tmp"):
             tmp.unlink()
         return removed
+
+
+def listed_files(manifest: dict) -> set[str]:
+    return {
+        rel
+        for entry in manifest["tables"].values()
+        for files in entry["partitions"].values()
+        for rel in files
+    }
 
 
 def apply_ops(manifest: dict, ops: list[dict]) -> dict:
@@ -301,12 +305,14 @@ class Transaction:
         manifest["run_id"] = self.run_id
         if fail_before_swap:  # used by the crash-safety tests
             raise RuntimeError("injected failure before the manifest swap")
+        before = listed_files(self.wh.manifest())
         tmp = self.wh.manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
         os.replace(tmp, self.wh.manifest_path)
         self.ops = []
         build_database(self.wh)
-        self.wh.collect_garbage()
+        for rel in before - listed_files(manifest):  # the files this commit replaced
+            (self.wh.root / rel).unlink(missing_ok=True)
         return manifest
 
 
