@@ -183,3 +183,33 @@ def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_pa
     assert len(files) > 3  # really split
     batched, reference = snapshot(root), snapshot(sample_warehouse)
     assert_same(batched, reference, PUBLISHED[:-1])
+
+
+ORACLES = Path(__file__).resolve().parents[3] / "shared" / "oracles"
+
+
+@pytest.mark.parametrize(
+    "folder, value",
+    [
+        ("kops_PCH1003_matchpoints", "round(pct, 2)"),
+        ("kops_SM0807_cavendish_avg", "round(total, 2)"),
+    ],
+)
+def test_nightly_publishes_kops_events_exactly_as_kops_ranked_them(
+    harness, tmp_path, capsys, folder, value
+):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    shutil.copy(ORACLES / folder / "results.jsonl", landing / f"{folder}.jsonl")
+    root = tmp_path / "wh"
+    nightly(Settings(warehouse=root, landing=landing))
+    published = sql(
+        capsys,
+        root,
+        f"select rank, cast(pair as integer) as pair, {value} as value "
+        "from bridge_standings order by rank, pair",
+    )
+    expected = pl.read_csv(ORACLES / folder / "expected_standings.csv").sort("rank", "pair")
+    assert published.rows() == expected.rows()
+    boards = sql(capsys, root, "select count(*) as n from bridge_board_results")["n"][0]
+    assert boards == 2 * (pl.read_csv(ORACLES / folder / "expected_boards.csv").height)
