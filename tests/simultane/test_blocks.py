@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transforms.simultane.blocks import blocks, pct_actuel_at
 from transforms.simultane.options import SimultaneOptions
@@ -157,3 +159,48 @@ def test_blocks_publish_pct_actuel_as_of_each_result_and_in_window():
     later = out["ended_at"][9] + timedelta(days=45)
     out_later = blocks(deal_frame(rows), OPTS, as_of=later).collect()
     assert out_later["in_window"].to_list() == [False] * 10 + [True] * 15
+
+
+def brute_blocks(rows: list[dict], opts: SimultaneOptions) -> list[tuple]:
+    """The spec's blocks and % actuel for one player, by plain Python."""
+    mine = sorted(
+        (r for r in rows if r["scored"] and not r["is_bot"]),
+        key=lambda r: (r["played_at"], r["tournament_id"], r["deal_no"]),
+    )
+    size = opts.block_deals
+    full = [mine[i : i + size] for i in range(0, len(mine) - size + 1, size)]
+    dated = [(b[-1]["played_at"], sum(r["pct"] for r in b) / size) for b in full]
+    out = []
+    for t, value in dated:
+        window = [v for d, v in dated if t - timedelta(days=opts.window_days) < d <= t]
+        window = window[-opts.window_results :]
+        k = len(window)
+        actuel = (sum(window) - max(window) - min(window)) / (k - 2) if k >= 3 else sum(window) / k
+        out.append((t, value, actuel, k))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 400), st.floats(0, 200), st.booleans()),
+        min_size=0,
+        max_size=90,
+    )
+)
+def test_blocks_match_the_rule_by_hand(plays):
+    opts = SimultaneOptions(block_deals=4, window_results=5, window_days=3)
+    rows, seen = [], set()
+    for tournament, hour, pct, scored in plays:
+        deal_no = sum(1 for t, _ in seen if t == tournament) + 1
+        seen.add((tournament, deal_no))
+        # hours collide often: ties by tournament_id then deal_no
+        rows.append(deal(f"T{tournament}", deal_no, hour * 60, pct, scored=scored))
+    out = blocks(deal_frame(rows), opts).collect()
+    expected = brute_blocks(rows, opts)
+    assert out.height == len(expected)
+    for got, (t, value, actuel_value, k) in zip(out.iter_rows(named=True), expected, strict=True):
+        assert got["ended_at"] == t
+        assert got["pct_cumul"] == pytest.approx(value, abs=1e-8)
+        assert got["pct_actuel"] == pytest.approx(actuel_value, abs=1e-8)
+        assert got["k"] == k
