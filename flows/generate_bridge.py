@@ -18,7 +18,7 @@ from datetime import date, timedelta
 import polars as pl
 
 from transforms.bridge.boards import VULNERABILITY
-from transforms.bridge.contracts import score_ns
+from transforms.bridge.contracts import with_score_ns
 
 METHOD_WEIGHTS = {
     "matchpoints": 50,
@@ -198,9 +198,7 @@ def _fill_scores(results: list[dict]) -> None:
             "vulnerable": [VULNERABILITY[(r["board"] - 1) % 16] for r in marked],
         }
     )
-    scores = frame.select(
-        score_ns(pl.col("contract"), pl.col("declarer"), pl.col("result"), pl.col("vulnerable"))
-    ).to_series()
+    scores = with_score_ns(frame)["score_ns"]
     for record, value in zip(marked, scores.to_list(), strict=True):
         if record.pop("_score_only", False):
             for key in ("contract", "declarer", "result"):

@@ -6,12 +6,12 @@ import polars as pl
 import pytest
 
 from transforms.bridge.boards import board_dealer, board_vulnerability
-from transforms.bridge.contracts import score_ns
+from transforms.bridge.contracts import with_score_ns
 
 
 def _score(contract: str, declarer: str, result: str, vulnerability: str) -> int | None:
     frame = pl.DataFrame({"c": [contract], "d": [declarer], "r": [result], "v": [vulnerability]})
-    return frame.select(score_ns(pl.col("c"), pl.col("d"), pl.col("r"), pl.col("v")))[0, 0]
+    return with_score_ns(frame, "c", "d", "r", "v")["score_ns"][0]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The duplicate score of a contract (Laws 77/2), vectorised over traveller lines.
 
-`score_ns` takes expressions of the contract (`4H`, `3NTX`, `6SXX`, `Pass`), the declarer
+`with_score_ns` reads columns of the contract (`4H`, `3NTX`, `6SXX`, `Pass`), the declarer
 (N/E/S/W), the result relative to the contract (`=`, `+1`, `-2`) and the board's vulnerability
 (None/NS/EW/All) and gives the NS score as an integer; null where the contract or the result
 cannot be read (the caller reports those lines).
@@ -75,30 +75,55 @@ def declarer_score(
     return pl.when(over >= 0).then(made).otherwise(-penalty)
 
 
-def score_ns(
-    contract: pl.Expr, declarer: pl.Expr, result: pl.Expr, vulnerability: pl.Expr
-) -> pl.Expr:
-    """NS duplicate score of a played (or passed-out) board, null when unreadable."""
-    parsed = parse_contract(contract)
-    level = parsed.struct.field("level")
-    strain = parsed.struct.field("strain")
-    doubled = parsed.struct.field("doubled")
-    over = parse_result(result)
-    ns_declares = declarer.is_in(["N", "S"])
-    ew_declares = declarer.is_in(["E", "W"])
-    side_vulnerable = (
-        pl.when(ns_declares)
-        .then(vulnerability.is_in(["NS", "All"]))
-        .otherwise(vulnerability.is_in(["EW", "All"]))
+def with_score_ns(
+    frame: pl.LazyFrame | pl.DataFrame,
+    contract: str = "contract",
+    declarer: str = "declarer",
+    result: str = "result",
+    vulnerability: str = "vulnerable",
+    alias: str = "score_ns",
+):
+    """`frame` with `alias` = the NS duplicate score of each played (or passed-out) board, null
+    when unreadable. Built in steps over helper columns: one nested expression would repeat
+    the contract parsing in every branch."""
+    parsed = parse_contract(pl.col(contract))
+    level, strain, doubled, over = (pl.col(c) for c in ("_level", "_strain", "_doubled", "_over"))
+    ns_declares = pl.col(declarer).is_in(["N", "S"])
+    ew_declares = pl.col(declarer).is_in(["E", "W"])
+    valid = (
+        level.is_not_null()
+        & over.is_not_null()
+        & (ns_declares | ew_declares)
+        & (over <= 7 - level)
+        & (over >= -(6 + level))
     )
-    valid = level.is_not_null() & over.is_not_null() & (ns_declares | ew_declares)
-    valid = valid & (over <= 7 - level) & (over >= -(6 + level))
-    points = declarer_score(level, strain, doubled, over, side_vulnerable)
+    points = pl.col("_points")
     return (
-        pl.when(parsed.struct.field("passed"))
-        .then(pl.lit(0, pl.Int64))
-        .when(valid)
-        .then(pl.when(ns_declares).then(points).otherwise(-points))
-        .otherwise(pl.lit(None, pl.Int64))
-        .cast(pl.Int64)
+        frame.with_columns(parsed.alias("_parsed"))
+        .with_columns(
+            *(
+                pl.col("_parsed").struct.field(name).alias(f"_{name}")
+                for name in ("level", "strain", "doubled", "passed")
+            ),
+            parse_result(pl.col(result)).alias("_over"),
+            pl.when(ns_declares)
+            .then(pl.col(vulnerability).is_in(["NS", "All"]))
+            .otherwise(pl.col(vulnerability).is_in(["EW", "All"]))
+            .alias("_vulnerable"),
+        )
+        .with_columns(
+            declarer_score(level, strain, doubled, over, pl.col("_vulnerable")).alias("_points")
+        )
+        .with_columns(
+            pl.when(pl.col("_passed"))
+            .then(pl.lit(0, pl.Int64))
+            .when(valid)
+            .then(pl.when(ns_declares).then(points).otherwise(-points))
+            .otherwise(pl.lit(None, pl.Int64))
+            .cast(pl.Int64)
+            .alias(alias)
+        )
+        .drop(
+            "_parsed", "_level", "_strain", "_doubled", "_passed", "_over", "_vulnerable", "_points"
+        )
     )

@@ -8,7 +8,7 @@ import polars as pl
 
 from transforms.bridge.adjusted import adjusted_pcts
 from transforms.bridge.boards import board_vulnerability, canonical_vulnerability
-from transforms.bridge.contracts import score_ns
+from transforms.bridge.contracts import with_score_ns
 
 LINE_KEYS = ["event_id", "section", "board", "ns_pair", "ew_pair"]
 
@@ -36,17 +36,9 @@ def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
             pl.coalesce(given_vul, board_vulnerability(pl.col("board"))).alias("vulnerable"),
         )
         .with_row_index("line_id")
+        .pipe(with_score_ns, alias="contract_score")
         .with_columns(
-            pl.when(played)
-            .then(
-                score_ns(
-                    pl.col("contract"),
-                    pl.col("declarer").fill_null(""),
-                    pl.col("result").fill_null(""),
-                    pl.col("vulnerable"),
-                )
-            )
-            .alias("contract_score"),
+            pl.when(played).then(pl.col("contract_score")).alias("contract_score"),
             adj_ns.alias("adj_ns"),
             adj_ew.alias("adj_ew"),
         )
