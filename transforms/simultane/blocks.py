@@ -162,7 +162,7 @@ def pct_actuel_at(
     `blocks` needs player_id, block_no, ended_at, pct_cumul; `points` needs player_id and
     as_of (UTC datetime) and may carry other columns, which are kept. Adds pct_actuel (null
     when no result is in the window), k (results used) and representative (k ==
-    window_results).
+    window_results). Rows come back in the order of `points`.
     """
     width = opts.window_results
     results = blocks.select(PLAYER, "block_no", "ended_at", "pct_cumul")
@@ -177,8 +177,8 @@ def pct_actuel_at(
     used = [
         pl.when(pl.col("_hi") - o >= pl.col("_first")).then(pl.col(f"_r{o}")) for o in range(width)
     ]
-    bounded = points.pipe(_window_bounds, results, opts).with_columns(
-        _row=pl.int_range(pl.len(), dtype=pl.Int64)
+    bounded = points.with_columns(_row=pl.int_range(pl.len(), dtype=pl.Int64)).pipe(
+        _window_bounds, results, opts
     )
     k = (pl.col("_hi") - pl.col("_first") + 1).clip(lower_bound=0)
     return (

@@ -137,7 +137,7 @@ def score_deals(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     key = (
         pl.when(pl.col("finished")).then(pl.col("pct").round(TIE_DIGITS)).otherwise(_UNFINISHED_KEY)
     )
-    ordered = scored_rows.with_columns(_key=key).sort([*DEAL, "_key"])
+    ordered = scored_rows.with_columns(_key=key).sort([*DEAL, "_key", "player_id"])
 
     idx = pl.int_range(pl.len(), dtype=pl.Int64)
     new_deal = (
