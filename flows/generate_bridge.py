@@ -61,14 +61,14 @@ def bridge_records(
 ) -> list[dict]:
     """The records (dicts) of the events; `methods` = weights of the methods to draw from;
     `variety=False` leaves out options, penalties and oddities (the benchmark's plain nights)."""
-    methods = methods or METHOD_WEIGHTS
+    methods = methods or METHOD_WEIGHTS | {"three_tables": 0}
     records: list[dict] = []
     results: list[dict] = []
     for i in range(events):
         day = start + timedelta(days=(i * max(days, 1)) // max(events, 1))
         event_id = f"BR{seed}-{day:%Y%m%d}-{i:04d}"
         tables = _tables(rng)
-        if tables == 3 and rng.random() < 0.8:
+        if tables == 3 and "three_tables" in methods and rng.random() < 0.8:
             method = "three_tables"
         else:
             method = rng.choices(list(methods), weights=list(methods.values()))[0]

@@ -84,8 +84,22 @@ def with_score_ns(
     alias: str = "score_ns",
 ):
     """`frame` with `alias` = the NS duplicate score of each played (or passed-out) board, null
-    when unreadable. Built in steps over helper columns: one nested expression would repeat
-    the contract parsing in every branch."""
+    when unreadable.
+
+    A tournament has few distinct (contract, declarer, result, vulnerability) lines, so they are
+    scored once each and joined back: the string parsing runs on thousands of rows, not
+    millions. The scoring itself is built in steps over helper columns (one nested expression
+    would repeat the contract parsing in every branch).
+    """
+    keys = [contract, declarer, result, vulnerability]
+    distinct = frame.select(keys).unique()
+    scored = _score_distinct(distinct, contract, declarer, result, vulnerability, alias)
+    if isinstance(frame, pl.DataFrame):
+        scored = scored.collect() if isinstance(scored, pl.LazyFrame) else scored
+    return frame.join(scored, on=keys, how="left", nulls_equal=True)
+
+
+def _score_distinct(frame, contract, declarer, result, vulnerability, alias):
     parsed = parse_contract(pl.col(contract))
     level, strain, doubled, over = (pl.col(c) for c in ("_level", "_strain", "_doubled", "_over"))
     ns_declares = pl.col(declarer).is_in(["N", "S"])

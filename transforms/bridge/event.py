@@ -67,6 +67,13 @@ STANDINGS_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+# The columns of `bridge.result` the scorer reads (plus a given `vulnerable` if any).
+RESULT_COLUMNS = (
+    "event_id", "section", "board", "round", "ns_pair", "ew_pair", "score_ns", "contract",
+    "declarer", "result", "adjusted", "extra", "vulnerable",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class EventScores:
     board_results: pl.LazyFrame  # bridge_board_results
@@ -189,6 +196,8 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
         "adjusted",
         "computed_score",
         "real",
+        "month",
+        "boards_per_round",
     )
 
 
@@ -197,13 +206,20 @@ def _score_group(
 ) -> EventScores:
     method = opts.method
     mp = method in MP_METHODS
-    lines = traveller_lines(results.join(info.select("event_id"), on="event_id", how="semi"))
+    names = results.collect_schema().names()
+    wanted = [c for c in RESULT_COLUMNS if c in names]
+    # The traveller lines and their method values are materialised once per option set: the
+    # three outputs (and the nightly's separate collects) then derive from them instead of
+    # re-running the parsing and the group windows each.
+    lines = (
+        traveller_lines(results.select(wanted).join(info, on="event_id", how="inner"))
+        .collect()
+        .lazy()
+    )
     line_issues = traveller_issues(lines)
-    scored = _method_values(lines.filter(pl.col("usable")), opts)
+    scored = _method_values(lines.filter(pl.col("usable")), opts).collect().lazy()
     pair_boards = assign_rounds(
-        pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)]).join(
-            info, on="event_id", how="left"
-        )
+        pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)])
     )
     board_results = pair_boards.select(
         "month",

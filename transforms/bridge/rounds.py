@@ -14,18 +14,18 @@ PAIR = ["event_id", "section", "pair"]
 
 def assign_rounds(pair_boards: pl.LazyFrame) -> pl.LazyFrame:
     """`pair_boards` has PAIR, `board`, `opponent`, `round` (nullable), `boards_per_round`
-    (nullable); returns it with `round` filled."""
+    (nullable); returns it with `round` filled (the opponent-change window only runs on the
+    rows that need it)."""
+    known = pair_boards.with_columns(
+        pl.coalesce(pl.col("round"), (pl.col("board") - 1) // pl.col("boards_per_round") + 1)
+        .cast(pl.Int64)
+        .alias("round")
+    )
     changed = (
         (pl.col("opponent").ne_missing(pl.col("opponent").shift(1)))
         .cum_sum()
         .over(PAIR, order_by="board")
-    )
-    return pair_boards.with_columns(
-        pl.coalesce(
-            pl.col("round"),
-            (pl.col("board") - 1) // pl.col("boards_per_round") + 1,
-            changed,
-        )
         .cast(pl.Int64)
-        .alias("round")
     )
+    derived = known.filter(pl.col("round").is_null()).with_columns(changed.alias("round"))
+    return pl.concat([known.filter(pl.col("round").is_not_null()), derived])

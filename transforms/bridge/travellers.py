@@ -104,11 +104,16 @@ def traveller_issues(lines: pl.LazyFrame) -> pl.LazyFrame:
             pl.format("artificial score {} not understood", pl.col("adjusted")),
         ),
     ]
+    flagged = lines.filter(pl.any_horizontal([flag for _, flag, _ in checks])).select(
+        *LINE_KEYS,
+        *[flag.alias(f"_is_{kind}") for kind, flag, _ in checks],
+        *[detail.alias(f"_detail_{kind}") for kind, _, detail in checks],
+    )
     return pl.concat(
         [
-            lines.filter(flag).select(
-                *LINE_KEYS, pl.lit(kind).alias("kind"), detail.alias("detail")
+            flagged.filter(pl.col(f"_is_{kind}")).select(
+                *LINE_KEYS, pl.lit(kind).alias("kind"), pl.col(f"_detail_{kind}").alias("detail")
             )
-            for kind, flag, detail in checks
+            for kind, _, _ in checks
         ]
     )
