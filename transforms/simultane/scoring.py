@@ -58,15 +58,37 @@ def _delivery_order() -> pl.Expr:
     return pl.col("delivery").cast(pl.Int64) * (1 << 32) + pl.col("line_no").cast(pl.Int64)
 
 
+def _with_copies_flag(deals: pl.LazyFrame) -> pl.LazyFrame:
+    """Flag `_copies`: the row shares a 64-bit hash of its record key with another row.
+
+    Almost every record is delivered once; a window over one integer finds the few rows that
+    may have copies (or merely a colliding hash) far faster than a window over the three key
+    columns. Only those go through the exact comparison on the key itself.
+    """
+    return deals.with_columns(_copies=pl.len().over(pl.struct(RECORD_KEY).hash(seed=0)) > 1)
+
+
 def latest_delivery(deals: pl.LazyFrame) -> pl.LazyFrame:
     """The rows of `deals` that are the latest copy of their (tournament_id, deal_no, player_id)."""
-    return deals.filter(_delivery_order() == _delivery_order().max().over(RECORD_KEY))
+    flagged = _with_copies_flag(deals).cache()
+    latest = _delivery_order() == _delivery_order().max().over(RECORD_KEY)
+    return pl.concat(
+        [
+            flagged.filter(~pl.col("_copies")),
+            flagged.filter(pl.col("_copies")).filter(latest),
+        ]
+    ).drop("_copies")
 
 
 def _superseded(deals: pl.LazyFrame) -> pl.LazyFrame:
     """Rows replaced by a later delivery of the same record, with the winner's delivery/line."""
     winner = _delivery_order().max().over(RECORD_KEY)
-    return deals.with_columns(_winner=winner).filter(_delivery_order() != pl.col("_winner"))
+    return (
+        _with_copies_flag(deals)
+        .filter(pl.col("_copies"))
+        .with_columns(_winner=winner)
+        .filter(_delivery_order() != pl.col("_winner"))
+    )
 
 
 def finished_expr(opts: SimultaneOptions) -> pl.Expr:
