@@ -123,7 +123,7 @@ def score_events(
     by_options: dict[BridgeOptions, list[str]] = {}
     for row in event_rows.iter_rows(named=True):
         by_options.setdefault(resolve_options(row, options), []).append(row["event_id"])
-    info = event_rows.lazy().select(
+    info = event_rows.select(
         "event_id",
         pl.col("date").dt.strftime("%Y-%m").alias("month"),
         pl.col("boards_per_round").cast(pl.Int64),
@@ -202,17 +202,30 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
 
 
 def _score_group(
-    opts: BridgeOptions, info: pl.LazyFrame, results: pl.LazyFrame, penalties: pl.LazyFrame
+    opts: BridgeOptions, info: pl.DataFrame, results: pl.LazyFrame, penalties: pl.LazyFrame
 ) -> EventScores:
     method = opts.method
     mp = method in MP_METHODS
     names = results.collect_schema().names()
     wanted = [c for c in RESULT_COLUMNS if c in names]
+    ids = info["event_id"]
     # The traveller lines and their method values are materialised once per option set: the
     # three outputs (and the nightly's separate collects) then derive from them instead of
     # re-running the parsing and the group windows each.
     lines = (
-        traveller_lines(results.select(wanted).join(info, on="event_id", how="inner"))
+        traveller_lines(
+            results.select(wanted)
+            .filter(pl.col("event_id").is_in(ids.implode()))
+            .with_columns(
+                # the event's month and round size, by lookup (cheaper than a join here)
+                pl.col("event_id")
+                .replace_strict(ids, info["month"], default=None, return_dtype=pl.String)
+                .alias("month"),
+                pl.col("event_id")
+                .replace_strict(ids, info["boards_per_round"], default=None, return_dtype=pl.Int64)
+                .alias("boards_per_round"),
+            )
+        )
         .collect()
         .lazy()
     )
@@ -249,7 +262,7 @@ def _score_group(
         (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100")
     )
     penalty_totals, penalty_issues = penalty_points(
-        penalties.join(info.select("event_id"), on="event_id", how="semi"), tops, opts, not mp
+        penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
     vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
     if mp:
@@ -349,16 +362,16 @@ def _standings(
 def _issues(
     line_issues: pl.LazyFrame,
     penalty_issues: pl.LazyFrame,
-    info: pl.LazyFrame,
+    info: pl.DataFrame,
     opts: BridgeOptions,
     vp: bool,
 ) -> pl.LazyFrame:
     keys = pl.struct(*[pl.col(k).cast(pl.String) for k in LINE_KEYS]).struct.json_encode()
     parts = [
-        line_issues.join(info, on="event_id", how="left").select(
+        line_issues.join(info.lazy(), on="event_id", how="left").select(
             "month", "kind", keys.alias("keys"), "detail"
         ),
-        penalty_issues.join(info, on="event_id", how="left").select(
+        penalty_issues.join(info.lazy(), on="event_id", how="left").select(
             "month",
             "kind",
             pl.struct(pl.col("event_id"), pl.col("pair"), pl.col("board").cast(pl.String))
@@ -369,7 +382,7 @@ def _issues(
     ]
     if opts.vp and not vp:
         parts.append(
-            info.select(
+            info.lazy().select(
                 "month",
                 pl.lit("vp_not_allowed").alias("kind"),
                 pl.struct("event_id").struct.json_encode().alias("keys"),

@@ -31,7 +31,8 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
     real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
     m = pl.col("m")
     n = pl.col("n")
-    x = (pl.col("rank_min") + pl.col("rank_max") - 2).cast(pl.Int64)
+    # 2 per worse score + 1 per equal one = (rank_min − 1) + (rank_max − 1) = 2·rank_avg − 2
+    x = pl.col("x")
     top = 2 * (n - 1)
     if neuberg:
         base = m.replace_strict(FIXED_PCT_BASE, default=None, return_dtype=pl.Int64)
@@ -51,8 +52,7 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
         real_ew = 100 * top - real_ns
     return (
         lines.with_columns(
-            real_score.rank("min").over(GROUP).cast(pl.Int64).alias("rank_min"),
-            real_score.rank("max").over(GROUP).cast(pl.Int64).alias("rank_max"),
+            (2 * real_score.rank("average").over(GROUP) - 2).round(0).cast(pl.Int64).alias("x"),
             real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
         )
         .with_columns(pl.col("m").max().over("event_id").alias("n"))
@@ -69,5 +69,5 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
             .alias("mp_ew_x100"),
             (100 * top).cast(pl.Int64).alias("top_x100"),
         )
-        .drop("rank_min", "rank_max")
+        .drop("x")
     )

@@ -11,6 +11,7 @@ from transforms.bridge.boards import board_vulnerability, canonical_vulnerabilit
 from transforms.bridge.contracts import with_score_ns
 
 LINE_KEYS = ["event_id", "section", "board", "ns_pair", "ew_pair"]
+DISTINCT_KEYS = ["contract", "declarer", "result", "vulnerable", "adjusted"]
 
 
 def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
@@ -29,19 +30,24 @@ def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
     if "round" not in names:
         results = results.with_columns(pl.lit(None, pl.Int64).alias("round"))
     adj_ns, adj_ew = adjusted_pcts(pl.col("adjusted"))
-    played = pl.col("contract").is_not_null()
-    return (
-        results.with_columns(
-            pl.col("section").fill_null(""),
-            pl.coalesce(given_vul, board_vulnerability(pl.col("board"))).alias("vulnerable"),
-        )
-        .with_row_index("line_id")
+    lines = results.with_columns(
+        pl.col("section").fill_null(""),
+        pl.coalesce(given_vul, board_vulnerability(pl.col("board"))).alias("vulnerable"),
+    ).with_row_index("line_id")
+    # A tournament has few distinct (contract, declarer, result, vulnerability, adjusted)
+    # lines: their text is parsed and scored once each and joined back.
+    distinct = (
+        lines.select(DISTINCT_KEYS)
+        .unique()
         .pipe(with_score_ns, alias="contract_score")
         .with_columns(
-            pl.when(played).then(pl.col("contract_score")).alias("contract_score"),
+            pl.when(pl.col("contract").is_not_null()).then(pl.col("contract_score")),
             adj_ns.alias("adj_ns"),
             adj_ew.alias("adj_ew"),
         )
+    )
+    return (
+        lines.join(distinct, on=DISTINCT_KEYS, how="left", nulls_equal=True)
         .with_columns(
             (pl.col("score_ns").is_null() & pl.col("contract_score").is_not_null()).alias(
                 "computed_score"
