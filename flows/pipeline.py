@@ -135,7 +135,8 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
     deal_parts, tournament_parts, issue_parts = [], [], []
     for bucket in range(count):
         rows = raw.filter(in_bucket("tournament_id", bucket, count))
-        deals, superseded = latest_delivery(rows, "simultane.deal")
+        current, superseded = latest_delivery(rows, "simultane.deal")
+        deals = current.collect().lazy()  # deduplicated once, used twice
         deal_results = score_deals(deals, opts).collect()
         tournament_parts.append(tournament_results(deal_results.lazy(), opts).collect())
         issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())

@@ -471,20 +471,22 @@ def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame
     """Resolve re-delivered records: per record key the latest delivery wins (then the later line).
 
     Returns (current rows, data_issues rows of kind `superseded_record` for the rows dropped).
+    Only keys seen more than once are resolved (one group-by finds them; usually none).
     """
-    rt = RECORD_TYPES[record_type]
-    key = list(rt.key)
-    ordered = frame.with_columns(
-        pl.int_range(pl.len())
-        .sort_by(["delivery", "line_no"], descending=[True, True])
-        .over(key)
-        .alias("_newer"),
-        pl.col("delivery").max().over(key).alias("_winner"),
+    key = list(RECORD_TYPES[record_type].key)
+    # one sortable number per row: the later delivery, then the later line, is the larger
+    order = pl.col("delivery").cast(pl.Int64) * 2**32 + pl.col("line_no")
+    repeated = (
+        frame.group_by(key)
+        .agg(order.max().alias("_latest"), pl.col("delivery").max().alias("_winner"), pl.len())
+        .filter(pl.col("len") > 1)
+        .drop("len")
     )
-    # int_range(...).sort_by(...).over() numbers rows in the sort order within each key
-    kept = ordered.filter(pl.col("_newer") == 0).drop("_newer", "_winner")
-    superseded = data_issues(
-        ordered.filter(pl.col("_newer") > 0),
+    flagged = frame.join(repeated, on=key, how="left", nulls_equal=True)
+    superseded = flagged.filter(order < pl.col("_latest"))
+    kept = flagged.filter(pl.col("_latest").is_null() | (order == pl.col("_latest")))
+    issues = data_issues(
+        superseded,
         "superseded_record",
         key,
         pl.format(
@@ -495,4 +497,4 @@ def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame
             pl.col("_winner"),
         ),
     )
-    return kept, superseded
+    return kept.drop("_latest", "_winner"), issues
