@@ -128,9 +128,19 @@ def score_events(
         pl.col("date").dt.strftime("%Y-%m").alias("month"),
         pl.col("boards_per_round").cast(pl.Int64),
     )
+    option_set = {event_id: n for n, ids in enumerate(by_options.values()) for event_id in ids}
+    info = info.with_columns(
+        pl.col("event_id").replace_strict(option_set, return_dtype=pl.Int64).alias("option_set")
+    )
+    all_lines = _traveller_lines(info, results) if by_options else None
     parts = [
-        _score_group(opts, info.filter(pl.col("event_id").is_in(ids)), results, penalties)
-        for opts, ids in by_options.items()
+        _score_group(
+            opts,
+            info.filter(pl.col("option_set") == n),
+            all_lines.filter(pl.col("option_set") == n) if len(by_options) > 1 else all_lines,
+            penalties,
+        )
+        for n, opts in enumerate(by_options)
     ]
     if not parts:
         return EventScores(
@@ -201,18 +211,14 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
     )
 
 
-def _score_group(
-    opts: BridgeOptions, info: pl.DataFrame, results: pl.LazyFrame, penalties: pl.LazyFrame
-) -> EventScores:
-    method = opts.method
-    mp = method in MP_METHODS
+def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.LazyFrame:
+    """The traveller lines of the events, with their month and round size, materialised once:
+    the method values, the three outputs (and the nightly's separate collects) derive from
+    them instead of re-running the text parsing each."""
     names = results.collect_schema().names()
     wanted = [c for c in RESULT_COLUMNS if c in names]
     ids = info["event_id"]
-    # The traveller lines and their method values are materialised once per option set: the
-    # three outputs (and the nightly's separate collects) then derive from them instead of
-    # re-running the parsing and the group windows each.
-    lines = (
+    return (
         traveller_lines(
             results.select(wanted)
             .filter(pl.col("event_id").is_in(ids.implode()))
@@ -224,11 +230,22 @@ def _score_group(
                 pl.col("event_id")
                 .replace_strict(ids, info["boards_per_round"], default=None, return_dtype=pl.Int64)
                 .alias("boards_per_round"),
+                pl.col("event_id")
+                .replace_strict(ids, info["option_set"], default=None, return_dtype=pl.Int64)
+                .alias("option_set"),
             )
         )
         .collect()
         .lazy()
     )
+
+
+def _score_group(
+    opts: BridgeOptions, info: pl.DataFrame, lines: pl.LazyFrame, penalties: pl.LazyFrame
+) -> EventScores:
+    method = opts.method
+    mp = method in MP_METHODS
+    ids = info["event_id"]
     line_issues = traveller_issues(lines)
     scored = _method_values(lines.filter(pl.col("usable")), opts).collect().lazy()
     pair_boards = assign_rounds(
