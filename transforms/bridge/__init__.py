@@ -1,0 +1,19 @@
+"""Bridge pairs tournaments scored like KOPS (spec: bridge.md). One module per rule:
+
+- `options.py`      every option and Decision (`BridgeOptions`), and their precedence
+- `boards.py`       vulnerability and dealer from the board number
+- `contracts.py`    the duplicate score of a contract (Laws 77/2)
+- `adjusted.py`     artificial scores (A60/A40, A50, ...)
+- `travellers.py`   traveller lines ready for scoring, and their data issues
+- `matchpoints.py`  matchpoints from zero, Neuberg (exact hundredths), M < 4, traditional
+- `three_tables.py` Marek Peszke's 3-table table
+- `imps.py`         the IMP scale (and its Cavendish cap)
+- `butler.py`       Butler datum: trimming (kops / out=n / fraction / median) and rounding
+- `sunday_times.py` Sunday Times: a datum per score from the other scores
+- `cavendish.py`    cross-IMPs and averaged cross-IMPs
+- `vp.py`           WBF 2013 continuous VP scale
+- `rounds.py`       rounds (given, boards per round, or consecutive boards vs one opponent)
+- `penalties.py`    penalties and compensations
+- `pbn.py`          PBN 2.1 files -> bronze-shaped frames
+- `event.py`        the entry point: `score_event`, `score_events` -> `EventScores`
+"""
