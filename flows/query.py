@@ -65,6 +65,7 @@ def format_frame(frame: pl.DataFrame, fmt: str) -> str:
         tbl_cols=30,
         fmt_str_lengths=60,
         tbl_width_chars=200,
-        tbl_hide_dataframe_shape=False,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
     ):
-        return str(frame) + "\n"
+        return str(frame) + f"\n({frame.height} rows)\n"
