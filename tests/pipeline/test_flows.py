@@ -20,6 +20,12 @@ PUBLISHED = (
     "simultane_blocks",
     "simultane_monthly",
     "simultane_daily",
+    "ff_deal_results",
+    "ff_matches",
+    "ff_elo",
+    "ff_monthly_ranking",
+    "bridge_board_results",
+    "bridge_standings",
     "data_issues",
     "quarantine",
 )
@@ -130,6 +136,15 @@ def test_backfilling_a_month_twice_gives_identical_tables(sample_warehouse, tmp_
     reference = snapshot(sample_warehouse)
     assert_same(once, twice, PUBLISHED)
     assert_same(once, reference, PUBLISHED)
+
+
+def test_backfilling_a_later_month_alone_gives_identical_tables(sample_warehouse, tmp_path):
+    """Elo and blocks carried from earlier months are recomputed identically."""
+    copy = tmp_path / "later"
+    shutil.copytree(sample_warehouse, copy)
+    summary = backfill(Settings(warehouse=copy, landing=SAMPLE), "2026-11", "2026-11")
+    assert set(summary.rebuilt) == {"simultane", "face_a_face", "bridge"}
+    assert_same(snapshot(copy), snapshot(sample_warehouse), PUBLISHED)
 
 
 def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes(
