@@ -49,7 +49,7 @@ def test_pct_is_100_when_nothing_at_stake_on_both_tables():
         # P values: bot = 100, (220, 42) -> 103.8, (0, 262) -> 19.8 ... ; None = unfinished
         ([(220, 42)], [0, 2]),  # 100, 103.8
         ([(220, 42), (220, 42)], [0, 3, 3]),  # 100, 103.8, 103.8
-        ([(200, 62), None], [4, 2, 0]),  # 100, 96.2 (80 in the spec's table), unfinished
+        ([(88, 0), None], [4, 2, 0]),  # 100, 80, unfinished
         ([None, None], [4, 0, 0]),  # 100, unfinished, unfinished
     ],
 )
@@ -62,6 +62,8 @@ def test_points_table(humans, expected_points):
             rows.append(deal_row(f"h{i}", *h))
     res = scored(rows)
     got = [res["BOT"]["points"]] + [res[f"h{i}"]["points"] for i in range(len(humans))]
+    if humans[0] == (88, 0):
+        assert res["h0"]["pct"] == 80.0  # 100 + 100 * (88 - 158) / (88 + 262)
     assert got == expected_points
     n = len(rows)
     assert {r["top"] for r in res.values()} == {2 * (n - 1)}
