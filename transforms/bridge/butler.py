@@ -70,7 +70,7 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         )
         .with_columns(
             kept.sum().over(GROUP).alias("kept_total"),
-            kept.count().over(GROUP).cast(pl.Int64).alias("kept_count"),
+            (n - 2 * k).alias("kept_count"),  # ordinal ranks 1..n: exactly n − 2k are kept
         )
         .with_columns(pl.when(n >= 3).then(datum).alias("datum"))
         .with_columns(
