@@ -471,22 +471,26 @@ def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame
     """Resolve re-delivered records: per record key the latest delivery wins (then the later line).
 
     Returns (current rows, data_issues rows of kind `superseded_record` for the rows dropped).
-    Only keys seen more than once are resolved (one group-by finds them; usually none).
+    Almost every record is delivered once: a window over one 64-bit hash of the key finds the
+    few rows that may have copies (or merely share a hash); only those are compared on the key.
     """
     key = list(RECORD_TYPES[record_type].key)
     # one sortable number per row: the later delivery, then the later line, is the larger
     order = pl.col("delivery").cast(pl.Int64) * 2**32 + pl.col("line_no")
-    repeated = (
-        frame.group_by(key)
-        .agg(order.max().alias("_latest"), pl.col("delivery").max().alias("_winner"), pl.len())
-        .filter(pl.col("len") > 1)
-        .drop("len")
+    flagged = frame.with_columns(
+        (pl.len().over(pl.struct(key).hash(seed=0)) > 1).alias("_copies")
+    ).cache()
+    copies = flagged.filter(pl.col("_copies")).with_columns(
+        order.max().over(key).alias("_latest"), pl.col("delivery").max().over(key).alias("_winner")
     )
-    flagged = frame.join(repeated, on=key, how="left", nulls_equal=True)
-    superseded = flagged.filter(order < pl.col("_latest"))
-    kept = flagged.filter(pl.col("_latest").is_null() | (order == pl.col("_latest")))
+    kept = pl.concat(
+        [
+            flagged.filter(~pl.col("_copies")).drop("_copies"),
+            copies.filter(order == pl.col("_latest")).drop("_copies", "_latest", "_winner"),
+        ]
+    )
     issues = data_issues(
-        superseded,
+        copies.filter(order < pl.col("_latest")),
         "superseded_record",
         key,
         pl.format(
@@ -497,4 +501,4 @@ def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame
             pl.col("_winner"),
         ),
     )
-    return kept.drop("_latest", "_winner"), issues
+    return kept, issues

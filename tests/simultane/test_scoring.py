@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms.simultane.options import SimultaneOptions
-from transforms.simultane.scoring import deal_issues, latest_delivery, score_deals
+from transforms.simultane.scoring import deal_issues, score_deals
 
 from .helpers import bot, deal_row, frame
 
@@ -161,30 +161,6 @@ def test_deal_without_finished_bot_row_is_not_scored_and_reported():
     ]
     assert no_bot["month"].to_list() == ["2026-11", "2026-11"]
     assert "no bot row" in no_bot["detail"][0] and "bot unfinished" in no_bot["detail"][1]
-
-
-def test_latest_delivery_wins_and_superseded_rows_are_reported():
-    rows = [
-        bot(210, 52),
-        deal_row("a", 0, 262, delivery=1, line_no=7),
-        deal_row("a", 220, 42, delivery=2, line_no=3),  # latest delivery wins
-        deal_row("b", 0, 262, delivery=2, line_no=4),
-        deal_row("b", 220, 42, delivery=2, line_no=9),  # same delivery: highest line wins
-    ]
-    kept = latest_delivery(frame(rows)).collect().sort("player_id")
-    assert kept.select("player_id", "delivery", "line_no").rows() == [
-        ("BOT", 0, 1),
-        ("a", 2, 3),
-        ("b", 2, 9),
-    ]
-    res = scored(rows)
-    assert round(res["a"]["pct"], 2) == 103.82 and res["a"]["points"] == 3
-    issues = deal_issues(frame(rows), OPTS).collect().filter(pl.col("kind") == "superseded_record")
-    assert [json.loads(k)["player_id"] for k in issues["keys"]] == ["a", "b"]
-    assert issues["detail"].to_list() == [
-        "superseded by delivery 2 line 3",
-        "superseded by delivery 2 line 9",
-    ]
 
 
 def test_float_noise_does_not_break_ties():

@@ -9,6 +9,9 @@ An unfinished deal (status not `finished`, no `finished_at`, or longer than the 
 P = 0 and 0 points, and every finished participant beats it. A deal with no finished bot row has
 no reference: not scored (pct, points, top null) and reported by `deal_issues`.
 
+Input: bronze `simultane.deal` rows with re-deliveries already resolved
+(`transforms.records.latest_delivery`, the one place that rule lives).
+
 Speed: one sort by (tournament, deal, P) and then arithmetic on run boundaries, instead of
 several window passes: in a deal sorted by P, a participant whose tie run spans positions
 [r0, r1] of a deal starting at g0 has r0 - g0 participants below and r1 - r0 tied with it, so
@@ -23,7 +26,6 @@ from transforms.records import data_issues
 from transforms.simultane.options import SimultaneOptions
 
 DEAL = ["tournament_id", "deal_no"]
-RECORD_KEY = ["tournament_id", "deal_no", "player_id"]
 
 # Ties of P are decided on P rounded to 1e-9 so that float noise never breaks a tie.
 TIE_DIGITS = 9
@@ -51,44 +53,6 @@ DEAL_RESULT_COLUMNS = [
     "is_top",
     "is_bulle",
 ]
-
-
-def _delivery_order() -> pl.Expr:
-    """Which copy of a record wins: highest delivery, then highest line_no."""
-    return pl.col("delivery").cast(pl.Int64) * (1 << 32) + pl.col("line_no").cast(pl.Int64)
-
-
-def _with_copies_flag(deals: pl.LazyFrame) -> pl.LazyFrame:
-    """Flag `_copies`: the row shares a 64-bit hash of its record key with another row.
-
-    Almost every record is delivered once; a window over one integer finds the few rows that
-    may have copies (or merely a colliding hash) far faster than a window over the three key
-    columns. Only those go through the exact comparison on the key itself.
-    """
-    return deals.with_columns(_copies=pl.len().over(pl.struct(RECORD_KEY).hash(seed=0)) > 1)
-
-
-def latest_delivery(deals: pl.LazyFrame) -> pl.LazyFrame:
-    """The rows of `deals` that are the latest copy of their (tournament_id, deal_no, player_id)."""
-    flagged = _with_copies_flag(deals).cache()
-    latest = _delivery_order() == _delivery_order().max().over(RECORD_KEY)
-    return pl.concat(
-        [
-            flagged.filter(~pl.col("_copies")),
-            flagged.filter(pl.col("_copies")).filter(latest),
-        ]
-    ).drop("_copies")
-
-
-def _superseded(deals: pl.LazyFrame) -> pl.LazyFrame:
-    """Rows replaced by a later delivery of the same record, with the winner's delivery/line."""
-    winner = _delivery_order().max().over(RECORD_KEY)
-    return (
-        _with_copies_flag(deals)
-        .filter(pl.col("_copies"))
-        .with_columns(_winner=winner)
-        .filter(_delivery_order() != pl.col("_winner"))
-    )
 
 
 def finished_expr(opts: SimultaneOptions) -> pl.Expr:
@@ -133,7 +97,7 @@ def pct_expr() -> pl.Expr:
 
 
 def _with_scoring_inputs(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
-    return latest_delivery(deals).with_columns(
+    return deals.with_columns(
         finished=finished_expr(opts),
         played_at=pl.coalesce("finished_at", "started_at"),
         _d=pl.col("points_made") - pl.col("points_conceded"),
@@ -194,8 +158,6 @@ def deal_issues(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
 
     - `no_bot_reference` (keys tournament_id, deal_no): the deal has no finished bot row, so
       it is not scored for anyone.
-    - `superseded_record` (keys tournament_id, deal_no, player_id, delivery, line_no): a row
-      replaced by a later delivery of the same record.
     """
     rows = _with_scoring_inputs(deals, opts)
     no_bot = (
@@ -214,17 +176,4 @@ def deal_issues(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
         pl.when(pl.col("any_bot")).then(pl.lit("bot unfinished")).otherwise(pl.lit("no bot row")),
         pl.col("participants"),
     )
-    superseded = _superseded(deals).sort([*RECORD_KEY, "delivery", "line_no"])
-    winner = pl.format(
-        "superseded by delivery {} line {}",
-        pl.col("_winner") // (1 << 32),
-        pl.col("_winner") % (1 << 32),
-    )
-    return pl.concat(
-        [
-            data_issues(no_bot, "no_bot_reference", DEAL, detail),
-            data_issues(
-                superseded, "superseded_record", [*RECORD_KEY, "delivery", "line_no"], winner
-            ),
-        ]
-    )
+    return data_issues(no_bot, "no_bot_reference", DEAL, detail)
