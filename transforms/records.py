@@ -102,13 +102,19 @@ def _ff_points_together(row: dict) -> str | None:
     return None
 
 
+PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")  # contract texts, upper case
+
+
 def _bridge_result_has_score(row: dict) -> str | None:
-    has_contract = all(row.get(k) is not None for k in ("contract", "declarer", "result"))
+    contract = row.get("contract")
+    passed_out = contract is not None and contract.strip().upper() in PASSED_OUT
+    has_contract = passed_out or all(
+        row.get(k) is not None for k in ("contract", "declarer", "result")
+    )
     if row.get("score_ns") is None and not has_contract and row.get("adjusted") is None:
+        if contract is not None:
+            return "missing field " + ("declarer" if row.get("declarer") is None else "result")
         return "missing score: give score_ns, contract+declarer+result, or adjusted"
-    if row.get("contract") is not None and row.get("declarer") is None:
-        if row["contract"].strip().upper() not in ("PASS", "AP", "P"):
-            return "missing field declarer"
     return None
 
 

@@ -54,3 +54,23 @@ def test_missing_key_parts_compare_equal():
     ]
     kept, issues = resolve(rows, "bridge.result")
     assert kept["x"].to_list() == [2] and issues.height == 1
+
+
+def test_bridge_result_needs_a_score_but_a_passed_out_board_needs_none():
+    from transforms.records import validate_lines
+
+    base = {"type": "bridge.result", "event_id": "E", "board": 1, "ew_pair": "2"}
+    lines = [
+        json.dumps(base | {"ns_pair": "1", "contract": "Pass"}),
+        json.dumps(base | {"ns_pair": "3", "contract": "4S"}),
+        json.dumps(base | {"ns_pair": "5", "contract": "4S", "declarer": "N"}),
+        json.dumps(base | {"ns_pair": "7"}),
+        json.dumps(base | {"ns_pair": "9", "adjusted": "A60/A40"}),
+    ]
+    v = validate_lines(lines, "x")
+    assert v.accepted == 2
+    assert [q["reason"] for q in v.quarantine] == [
+        "missing field declarer",
+        "missing field result",
+        "missing score: give score_ns, contract+declarer+result, or adjusted",
+    ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from transforms.records import PASSED_OUT
+
 CONTRACT_PATTERN = r"^([1-7])(C|D|H|S|NT|N)(X{0,2})$"
-PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")
 
 
 def parse_contract(contract: pl.Expr) -> pl.Expr:
