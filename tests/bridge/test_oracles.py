@@ -9,13 +9,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests_support import ORACLES
 from transforms.bridge.event import score_events
 from transforms.bridge.pbn import parse_pbn
 from transforms.records import RECORD_TYPES, validate_lines
 
-ORACLES = Path(__file__).resolve().parents[3] / "shared" / "oracles"
-if not ORACLES.exists():
-    ORACLES = Path("/work/shared/oracles")
 PCH = ORACLES / "kops_PCH1003_matchpoints"
 SM = ORACLES / "kops_SM0807_cavendish_avg"
 NO_PENALTIES = pl.LazyFrame(schema=RECORD_TYPES["bridge.penalty"].schema())

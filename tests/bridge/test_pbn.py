@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import polars as pl
 
+from tests_support import ORACLES
 from transforms.bridge.event import score_events
 from transforms.bridge.pbn import decode_pbn, parse_pbn
 from transforms.records import RECORD_TYPES
 
-ORACLES = Path("/work/shared/oracles")
 NO_PENALTIES = pl.LazyFrame(schema=RECORD_TYPES["bridge.penalty"].schema())
 
 SCORE_TABLE = r"""% PBN 2.1

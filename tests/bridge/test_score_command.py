@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from flows.score_command import score_file
+from tests_support import ORACLES
 
-ORACLES = Path("/work/shared/oracles")
 PCH = ORACLES / "kops_PCH1003_matchpoints" / "results.jsonl"
 SM_PBN = ORACLES / "kops_SM0807_cavendish_avg" / "sm0807.pbn"
 

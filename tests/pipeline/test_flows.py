@@ -12,6 +12,7 @@ from flows import cli
 from flows.nightly import backfill, nightly
 from flows.settings import Settings
 from flows.warehouse import Transaction, Warehouse
+from tests_support import ORACLES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 PUBLISHED = (
@@ -198,9 +199,6 @@ def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_pa
     assert len(files) > 3  # really split
     batched, reference = snapshot(root), snapshot(sample_warehouse)
     assert_same(batched, reference, PUBLISHED[:-1])
-
-
-ORACLES = Path(__file__).resolve().parents[3] / "shared" / "oracles"
 
 
 @pytest.mark.parametrize(
