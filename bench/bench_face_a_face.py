@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import sys
 import time
@@ -135,6 +137,9 @@ def main(argv: list[str] | None = None) -> dict:
         "rated_matches_per_s_elo": round(rated / elo_s),
         "ratio_score_to_t_sort": round(score_s / floor, 2),
         "ratio_score_plus_elo_to_t_sort": round(total / floor, 2),
+        # whole process (generation included when the data had to be generated)
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(result, indent=2))
     if args.matches == 1_000_000:

@@ -117,12 +117,28 @@ elo_by_month as (
     group by player_id, end_month
 ),
 
+month_end_elo as (
+    -- the last end month (≤ the ranking month) in which the player's rating changed
+    select
+        totals.month,
+        totals.player_id,
+        elo_by_month.elo
+    from totals
+    inner join elo_by_month
+        on totals.player_id = elo_by_month.player_id
+        and elo_by_month.end_month <= totals.month
+    qualify row_number() over (
+        partition by totals.month, totals.player_id
+        order by elo_by_month.end_month desc
+    ) = 1
+),
+
 with_elo as (
     select
         totals.month,
         totals.player_id,
         totals.points,
-        coalesce(elo_by_month.elo, $elo_start) as elo,
+        coalesce(month_end_elo.elo, $elo_start) as elo,
         played.matches,
         totals.attaque_counted,
         totals.classique_counted,
@@ -131,9 +147,9 @@ with_elo as (
     inner join played
         on totals.month = played.month
         and totals.player_id = played.player_id
-    asof left join elo_by_month
-        on totals.player_id = elo_by_month.player_id
-        and totals.month >= elo_by_month.end_month
+    left join month_end_elo
+        on totals.month = month_end_elo.month
+        and totals.player_id = month_end_elo.player_id
 ),
 
 final as (
