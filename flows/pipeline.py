@@ -17,6 +17,7 @@ What depends on what (why a month's rebuild reaches later months):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import polars as pl
 
 from flows.ingest import IngestResult, bronze_table, ingest
 from flows.settings import Settings
-from flows.warehouse import Transaction, UserError, Warehouse
+from flows.warehouse import Transaction, Warehouse
 from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES, latest_delivery, month_of
 
 COMPETITIONS = {
@@ -204,13 +205,6 @@ def _end_of_day(day: date, timezone: str) -> datetime:
     return local.astimezone(UTC)
 
 
-def check_months(months: list[str]) -> list[str]:
-    for m in months:
-        if len(m) != 7 or m[4] != "-":
-            raise UserError(f"{m!r} is not a month YYYY-MM")
-    return sorted(set(months))
-
-
 # --------------------------------------------------------------------------- Face-à-Face
 def face_a_face_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
     """Deal results and scored matches (before Elo) of one month."""
@@ -274,10 +268,14 @@ def bridge_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> 
     return tx.ops
 
 
+MonthStep = Callable[[Warehouse, str, str, Settings], list[dict]]
+HistoryStep = Callable[[Warehouse, str, str, Settings, date | None, list[dict]], list[dict]]
+
+
 @dataclasses.dataclass(frozen=True)
 class Steps:
-    month: object  # (wh, run_id, month, settings) -> ops
-    history: object | None  # (wh, run_id, first_month, settings, as_of, pending) -> ops
+    month: MonthStep  # (warehouse, run_id, month, settings) -> staged operations
+    history: HistoryStep | None  # (…, first month, settings, as_of, pending ops) -> operations
 
 
 STEPS: dict[str, Steps] = {
