@@ -14,6 +14,7 @@ their event's month. A child whose parent is in neither this run nor bronze is q
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import zlib
@@ -24,6 +25,8 @@ from pathlib import Path
 import polars as pl
 
 from flows.warehouse import Transaction, UserError, Warehouse
+from transforms.face_a_face.options import FaceAFaceOptions
+from transforms.face_a_face.time_rules import match_month_expr
 from transforms.records import (
     QUARANTINE_SCHEMA,
     RECORD_TYPES,
@@ -133,24 +136,27 @@ def known_parents(wh: Warehouse, record_type: str, column: str) -> pl.DataFrame:
     return pl.read_parquet(files, columns=[column, "month"]).unique(column, keep="last")
 
 
-def own_month(record_type: str, frame: pl.DataFrame, timezone: str) -> pl.DataFrame:
+def own_month(
+    record_type: str, frame: pl.DataFrame, timezone: str, ff: FaceAFaceOptions | None = None
+) -> pl.DataFrame:
     """Month of records that carry their own time (data.md / the rules pages)."""
     if record_type == "simultane.deal":
         return frame.with_columns(month_expr("tournament_start", timezone).alias("month"))
     if record_type == "ff.match":
-        return frame.with_columns(
-            pl.when(pl.col("started_at").is_not_null())
-            .then(month_expr("started_at", timezone))
-            .otherwise(month_expr("created_at", timezone))
-            .alias("month")
-        )
+        opts = dataclasses.replace(FaceAFaceOptions(), timezone=timezone) if ff is None else ff
+        return frame.with_columns(match_month_expr(opts).alias("month"))
     if record_type == "bridge.event":
         return frame.with_columns(pl.col("date").dt.strftime("%Y-%m").alias("month"))
     raise AssertionError(record_type)
 
 
 def ingest(
-    wh: Warehouse, tx: Transaction, paths: list[Path], timezone: str, progress=print
+    wh: Warehouse,
+    tx: Transaction,
+    paths: list[Path],
+    timezone: str,
+    progress=print,
+    ff: FaceAFaceOptions | None = None,
 ) -> IngestResult:
     """Validate and stage the given files into bronze (published by the caller's commit)."""
     now = datetime.now(UTC)
@@ -218,7 +224,7 @@ def ingest(
     typed = {rtype: pl.concat(parts) for rtype, parts in frames.items()}
     for rtype in ("simultane.deal", "ff.match", "bridge.event"):
         if rtype in typed:
-            typed[rtype] = own_month(rtype, typed[rtype], timezone)
+            typed[rtype] = own_month(rtype, typed[rtype], timezone, ff)
     for rtype, (parent, column, reason) in PARENT.items():
         if rtype not in typed:
             continue

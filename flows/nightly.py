@@ -31,7 +31,7 @@ def _progress(text: str) -> None:
 @task(name="ingest", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
 def ingest_task(settings: Settings, run_id: str):
     wh = Warehouse(settings.warehouse)
-    return pipeline.ingest_step(wh, run_id, [settings.landing], settings.timezone)
+    return pipeline.ingest_step(wh, run_id, [settings.landing], settings)
 
 
 @task(name="score-month", cache_policy=NO_CACHE, task_run_name="{competition}-{month}")

@@ -97,13 +97,13 @@ def run_ingest(settings: Settings, paths: list[Path], run_id: str | None = None)
     summary = Summary(run_id or new_run_id())
     with wh.lock(settings.lock_wait_s):
         wh.collect_garbage()
-        summary.ingest = ingest_step(wh, summary.run_id, paths, settings.timezone)
+        summary.ingest = ingest_step(wh, summary.run_id, paths, settings)
     return summary
 
 
-def ingest_step(wh: Warehouse, run_id: str, paths: list[Path], timezone: str) -> IngestResult:
+def ingest_step(wh: Warehouse, run_id: str, paths: list[Path], settings: Settings) -> IngestResult:
     tx = wh.transaction(run_id)
-    result = ingest(wh, tx, paths, timezone)
+    result = ingest(wh, tx, paths, settings.timezone, ff=settings.face_a_face_options())
     for competition, record_types in COMPETITIONS.items():
         tx.mark_dirty(competition, result.touched(*record_types))
     tx.commit()
@@ -133,26 +133,26 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
     raw = wh.scan("simultane_deal", [f"month={month}"], RECORD_TYPES["simultane.deal"].schema())
     count = buckets(raw.select(pl.len()).collect().item(), settings.batch_rows)
 
-    deal_parts, tournament_parts, issue_parts = [], [], []
+    key = f"month={month}"
+    issue_parts = []
     for bucket in range(count):
         rows = raw.filter(in_bucket("tournament_id", bucket, count))
         current, superseded = latest_delivery(rows, "simultane.deal")
         deals = current.collect().lazy()  # deduplicated once, used twice
         deal_results = score_deals(deals, opts).collect()
-        tournament_parts.append(tournament_results(deal_results.lazy(), opts).collect())
+        tournaments = tournament_results(deal_results.lazy(), opts).collect()
         issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())
-        deal_parts.append(deal_results)
-    key = f"month={month}"
+        # written batch by batch: a month never sits in memory whole
+        write = tx.put if bucket == 0 else tx.add
+        write("silver", "simultane_deal_results", key, deal_results)
+        write("silver", "simultane_tournament_results", key, tournaments)
+        if bucket == 0:
+            tx.put("silver", "simultane_deal_results", "_schema", deal_results.clear())
+            tx.put("silver", "simultane_tournament_results", "_schema", tournaments.clear())
+        del deals, deal_results, tournaments
     compact_bronze(tx, "simultane", month)
-    tx.put_parts("silver", "simultane_deal_results", key, deal_parts)
-    tx.put_parts("silver", "simultane_tournament_results", key, tournament_parts)
     issues = pl.concat(issue_parts).select(*DATA_ISSUES_SCHEMA)
     tx.put_months("gold", "data_issues", issues, [month], "simultane")
-    for table, parts in (
-        ("simultane_deal_results", deal_parts),
-        ("simultane_tournament_results", tournament_parts),
-    ):
-        tx.put("silver", table, "_schema", parts[0].clear())
     return tx.ops
 
 

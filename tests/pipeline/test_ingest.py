@@ -178,3 +178,23 @@ def test_thousands_of_corrupted_lines_through_ingest(tmp_path):
     quarantined = read_table(wh, "quarantine").height
     assert accepted + quarantined == 3000 and quarantined >= 300
     assert log["rows_accepted"].to_list() == [accepted]
+
+
+def test_a_match_started_too_late_is_cancelled_in_its_creation_month(tmp_path):
+    # created 23:55 Paris on Oct 31, started 20 min later (Nov 1): cancelled, so October
+    match = {
+        "type": "ff.match",
+        "match_id": "late",
+        "match_type": "classique",
+        "player_a": "ann",
+        "player_b": "bob",
+        "ranked": True,
+        "created_at": "2026-10-31T22:55:00Z",
+        "started_at": "2026-10-31T23:15:00Z",
+    }
+    on_time = match | {"match_id": "ok", "started_at": "2026-10-31T23:04:00Z"}
+    path = tmp_path / "ff.jsonl"
+    write(path, [json.dumps(match), json.dumps(on_time)])
+    _, wh = ingest(tmp_path, path)
+    months = dict(read_table(wh, "ff_match").select("match_id", "month").iter_rows())
+    assert months == {"late": "2026-10", "ok": "2026-11"}

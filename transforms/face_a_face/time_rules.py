@@ -16,6 +16,22 @@ from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.records import month_expr
 
 
+def cancelled_expr(opts: FaceAFaceOptions) -> pl.Expr:
+    """Not started within `cancel_after_min` of creation (or of the deferred start)."""
+    limit = pl.duration(minutes=opts.cancel_after_min)
+    reference = pl.coalesce("scheduled_at", "created_at")
+    return pl.col("started_at").is_null() | (pl.col("started_at") > reference + limit)
+
+
+def match_month_expr(opts: FaceAFaceOptions) -> pl.Expr:
+    """Month of a match: of its start; of its creation when cancelled (platform time zone)."""
+    return (
+        pl.when(cancelled_expr(opts))
+        .then(month_expr("created_at", opts.timezone))
+        .otherwise(month_expr("started_at", opts.timezone))
+    )
+
+
 def match_status(
     matches: pl.LazyFrame, disconnects: pl.LazyFrame, opts: FaceAFaceOptions
 ) -> pl.LazyFrame:
@@ -24,10 +40,7 @@ def match_status(
     Month: calendar month (platform time zone) of the start; of the creation when cancelled.
     When both players forfeit, the one whose forfeit came first loses (ties: player_a).
     """
-    limit = pl.duration(minutes=opts.cancel_after_min)
-    reference = pl.coalesce("scheduled_at", "created_at")
-    cancelled = pl.col("started_at").is_null() | (pl.col("started_at") > reference + limit)
-    marked = matches.with_columns(cancelled.alias("_cancelled"))
+    marked = matches.with_columns(cancelled_expr(opts).alias("_cancelled"))
     return (
         marked.join(_forfeits(marked, disconnects, opts), on="match_id", how="left")
         .with_columns(
@@ -37,10 +50,7 @@ def match_status(
             .then(pl.lit("forfeit"))
             .otherwise(pl.lit("played"))
             .alias("status"),
-            pl.when(pl.col("_cancelled"))
-            .then(month_expr("created_at", opts.timezone))
-            .otherwise(month_expr("started_at", opts.timezone))
-            .alias("month"),
+            match_month_expr(opts).alias("month"),
         )
         .drop("_cancelled")
     )
