@@ -25,17 +25,17 @@ import json
 import os
 import random
 import resource
-import statistics
 import sys
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
 from flows.generate_bridge import bridge_records  # noqa: E402
 from transforms.bridge.event import score_events  # noqa: E402
@@ -82,28 +82,6 @@ def generate(rows: int, seed: int) -> dict[str, Path]:
     return files
 
 
-def timed(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
-def t_sort(path: Path, repeat: int) -> float:
-    con = duckdb.connect()
-    con.execute("set threads to 2")
-    query = (
-        "create or replace table t as select * from read_parquet($path) "
-        "order by event_id, section, board, score_ns"
-    )
-    try:
-        return timed(lambda: con.execute(query, {"path": str(path)}), repeat)[0]
-    finally:
-        con.close()
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
@@ -119,13 +97,13 @@ def main(argv: list[str] | None = None) -> dict:
     penalties = pl.LazyFrame(schema=RECORD_TYPES["bridge.penalty"].schema())
     lines = results.select(pl.len()).collect().item()
 
-    floor = t_sort(files["result"], args.repeat)
+    floor, _ = t_sort(files["result"], "event_id, section, board, score_ns", args.repeat)
 
     def score():
         s = score_events(events, results, penalties)
         return pl.collect_all([s.board_results, s.standings, s.issues])
 
-    score_s, (board_results, standings, issues) = timed(score, args.repeat)
+    score_s, _, (board_results, standings, issues) = timed(score, args.repeat)
     result = {
         "measured_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "traveller_lines": lines,

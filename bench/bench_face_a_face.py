@@ -24,17 +24,17 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
 from flows.generate_face_a_face import ff_frames  # noqa: E402
 from transforms.face_a_face import (  # noqa: E402
@@ -63,28 +63,6 @@ def generate(matches: int, seed: int) -> dict[str, Path]:
     return files
 
 
-def timed(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
-def t_sort(path: Path, repeat: int) -> float:
-    con = duckdb.connect()
-    con.execute("set threads to 2")
-    query = (
-        "create or replace table t as select * from read_parquet($path) "
-        "order by match_id, deal_no, points_made"
-    )
-    try:
-        return timed(lambda: con.execute(query, {"path": str(path)}), repeat)[0]
-    finally:
-        con.close()
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=1_000_000)
@@ -99,20 +77,20 @@ def main(argv: list[str] | None = None) -> dict:
     scan = {k: pl.scan_parquet(p) for k, p in files.items()}
     deal_rows = scan["deal"].select(pl.len()).collect().item()
 
-    floor = t_sort(files["deal"], args.repeat)
+    floor, _ = t_sort(files["deal"], "match_id, deal_no, points_made", args.repeat)
 
     def score():
         s = score_matches(scan["match"], scan["deal"], scan["disconnect"], opts)
         return pl.collect_all([s.deal_results, s.matches, s.issues])
 
-    score_s, (deal_results, matches, issues) = timed(score, args.repeat)
+    score_s, _, (deal_results, matches, issues) = timed(score, args.repeat)
 
     def rate():
         elo = elo_history(matches.lazy(), opts).collect()
         return elo, with_elo(matches.lazy(), elo.lazy(), opts).collect()
 
-    elo_s, (elo, matches_with_elo) = timed(rate, args.repeat)
-    ranking_s, ranking = timed(
+    elo_s, _, (elo, matches_with_elo) = timed(rate, args.repeat)
+    ranking_s, _, ranking = timed(
         lambda: monthly_ranking(matches_with_elo.lazy(), elo.lazy(), opts).collect(), args.repeat
     )
     rated = int(matches["counts_for_ranking"].sum())

@@ -49,7 +49,9 @@ def main() -> None:
     logs = work / f"logs-{args.days}d-{args.players}p-s{args.seed}"
     if not logs.exists():
         print(f"generating {args.days} days for {args.players} players…", flush=True)
-        generate(logs, players=args.players, days=args.days, seed=args.seed, start=date(2025, 12, 1))
+        generate(
+            logs, players=args.players, days=args.days, seed=args.seed, start=date(2025, 12, 1)
+        )
     files = sorted(logs.iterdir(), key=lambda p: (p.name.split("-", 1)[1], p.name))
     last_day = files[-1].name.split("-", 1)[1].split(".")[0]
     history = [f for f in files if last_day not in f.name]

@@ -19,18 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
 from transforms.records import latest_delivery  # noqa: E402
 from transforms.simultane.blocks import blocks  # noqa: E402
@@ -152,33 +151,7 @@ def generate(
     return frame.height
 
 
-def median_time(fn, repeat: int = 3) -> tuple[float, float]:
-    """Median wall time and median process CPU time (all threads) of `repeat` runs.
-
-    The CPU time is reported as well because the machine is shared: other processes stretch
-    wall times (DuckDB's more than Polars'), CPU seconds much less.
-    """
-    walls, cpus = [], []
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus)
-
-
-def t_sort(path: Path) -> tuple[float, float]:
-    con = duckdb.connect()
-    order = "tournament_id, deal_no, points_made"
-
-    def run():
-        con.execute("drop table if exists t")
-        con.execute(f"create table t as select * from read_parquet('{path}') order by {order}")
-
-    try:
-        return median_time(run)
-    finally:
-        con.close()
+SORT_ORDER = "tournament_id, deal_no, points_made"
 
 
 def _figures(name: str, measured: tuple[float, float]) -> dict:
@@ -194,9 +167,9 @@ def bench_scoring(rows: int, seed: int) -> dict:
         generate(path, rows, n_players=50_000, days=30, seed=seed)
     n = pl.scan_parquet(path).select(pl.len()).collect().item()
     opts = SimultaneOptions()
-    floor = t_sort(path)
+    floor = t_sort(path, SORT_ORDER)
     # what the pipeline runs per month: re-deliveries resolved, then the scoring
-    scoring = median_time(
+    scoring = timed(
         lambda: score_deals(
             latest_delivery(pl.scan_parquet(path), "simultane.deal")[0], opts
         ).collect()
@@ -221,9 +194,9 @@ def bench_monthly(players: int, days: int, seed: int) -> dict:
         )
     n = pl.scan_parquet(path).select(pl.len()).collect().item()
     opts = SimultaneOptions()
-    floor = t_sort(path)
+    floor = t_sort(path, SORT_ORDER)
     deal_results = score_deals(pl.scan_parquet(path), opts).collect()
-    t_results = median_time(lambda: tournament_results(deal_results.lazy(), opts).collect())
+    t_results = timed(lambda: tournament_results(deal_results.lazy(), opts).collect())
     results = tournament_results(deal_results.lazy(), opts).collect()
 
     def aggregates():
@@ -233,13 +206,11 @@ def bench_monthly(players: int, days: int, seed: int) -> dict:
 
     b = blocks(deal_results.lazy(), opts).collect()
     parts = {
-        **_figures("blocks", median_time(lambda: blocks(deal_results.lazy(), opts).collect())),
-        **_figures(
-            "monthly", median_time(lambda: monthly(results.lazy(), b.lazy(), opts).collect())
-        ),
-        **_figures("daily", median_time(lambda: daily(results.lazy(), opts).collect())),
+        **_figures("blocks", timed(lambda: blocks(deal_results.lazy(), opts).collect())),
+        **_figures("monthly", timed(lambda: monthly(results.lazy(), b.lazy(), opts).collect())),
+        **_figures("daily", timed(lambda: daily(results.lazy(), opts).collect())),
     }
-    total = median_time(aggregates)
+    total = timed(aggregates)
     return {
         "players": players,
         "days": days,
@@ -271,8 +242,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.only != "scoring":
         figures["monthly"] = bench_monthly(args.players, args.days, args.seed)
     figures["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    spec_scale = (args.rows, args.players, args.days, args.only) == (10_000_000, 50_000, 30, None)
+    out = RESULTS if spec_scale else RESULTS.with_name("simultane_small.json")  # smoke runs
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))
 
 
