@@ -191,7 +191,22 @@ def simultane_history(
         "simultane_tournament_results", [f"month={m}" for m in months], pending=pending
     )
     monthly_rows = monthly(tournaments, block_rows.lazy(), opts, as_of_ts).collect()
-    daily_rows = daily(tournaments, opts).collect()
+    # daily compares each player's days with their results of the month (days x results rows
+    # per player): bucket players so that product stays under batch_rows per batch
+    expansion = (
+        tournaments.group_by("month", "player_id")
+        .agg((pl.len() * pl.col("tournament_start").dt.date().n_unique()).alias("rows"))
+        .select(pl.col("rows").sum())
+        .collect()
+        .item()
+    )
+    daily_count = buckets(expansion or 0, settings.batch_rows)
+    daily_rows = pl.concat(
+        [
+            daily(tournaments.filter(in_bucket("player_id", b, daily_count)), opts).collect()
+            for b in range(daily_count)
+        ]
+    ).sort("month", "player_id", "date")
     tx.put_months("gold", "simultane_blocks", block_rows, block_months)
     tx.put_months("gold", "simultane_monthly", monthly_rows, months)
     tx.put_months("gold", "simultane_daily", daily_rows, months)
