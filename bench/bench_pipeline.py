@@ -96,7 +96,12 @@ def main() -> None:
         "goal": "<= 0.10",
         "peak_rss_gib": round(peak_gib, 2),
     }
-    out = ROOT / "bench" / "results" / "pipeline.json"
+    name = (
+        "pipeline"
+        if (args.days, args.players) == (365, 100)
+        else (f"pipeline_{args.days}d_{args.players}p")
+    )
+    out = ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
