@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from transforms.bridge.imps import opposite
+
 ADJUSTED_PATTERN = r"^A(\d{1,3})(?:/A?(\d{1,3}))?$"
 
 
@@ -31,3 +33,19 @@ def adjusted_pcts(adjusted: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 def adjusted_imps(pct: pl.Expr, imps_per_10pct: float) -> pl.Expr:
     return (pct - 50).cast(pl.Float64) / 10 * imps_per_10pct
+
+
+def imp_sides(real_imps: pl.Expr, imps_per_10pct: float) -> list[pl.Expr]:
+    """`imp_ns`, `imp_ew` of each line: a real score's IMPs and their opposite, or the IMPs of
+    each side's artificial percentage (every IMP method shares this)."""
+    real = pl.col("real")
+    return [
+        pl.when(real)
+        .then(real_imps.cast(pl.Float64))
+        .otherwise(adjusted_imps(pl.col("adj_ns"), imps_per_10pct))
+        .alias("imp_ns"),
+        pl.when(real)
+        .then(opposite(real_imps))
+        .otherwise(adjusted_imps(pl.col("adj_ew"), imps_per_10pct))
+        .alias("imp_ew"),
+    ]

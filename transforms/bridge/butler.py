@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.adjusted import adjusted_imps
+from transforms.bridge.adjusted import imp_sides
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps, opposite
+from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions, trim_kind
 
 
@@ -74,14 +74,7 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         )
         .with_columns(pl.when(n >= 3).then(datum).alias("datum"))
         .with_columns(
-            pl.when(pl.col("real"))
-            .then(real_imps.cast(pl.Float64))
-            .otherwise(adjusted_imps(pl.col("adj_ns"), options.adjusted_imps_per_10pct))
-            .alias("imp_ns"),
-            pl.when(pl.col("real"))
-            .then(opposite(real_imps))
-            .otherwise(adjusted_imps(pl.col("adj_ew"), options.adjusted_imps_per_10pct))
-            .alias("imp_ew"),
+            *imp_sides(real_imps, options.adjusted_imps_per_10pct),
         )
         .drop("total", "order", "kept_total", "kept_count")
     )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.adjusted import adjusted_imps
+from transforms.bridge.adjusted import imp_sides
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps, opposite
+from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
 
@@ -43,14 +43,7 @@ def cavendish(lines: pl.LazyFrame, options: BridgeOptions, averaged: bool) -> pl
             .over(GROUP)
             .cast(pl.Int64)
             .alias("m"),
-            pl.when(pl.col("real"))
-            .then(real_imps)
-            .otherwise(adjusted_imps(pl.col("adj_ns"), per10))
-            .alias("imp_ns"),
-            pl.when(pl.col("real"))
-            .then(opposite(real_imps))
-            .otherwise(adjusted_imps(pl.col("adj_ew"), per10))
-            .alias("imp_ew"),
+            *imp_sides(real_imps, per10),
         )
         .drop("cross", "comparisons")
     )

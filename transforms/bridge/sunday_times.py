@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.adjusted import adjusted_imps
+from transforms.bridge.adjusted import imp_sides
 from transforms.bridge.butler import round_datum, trim_count
 from transforms.bridge.frames import GROUP
-from transforms.bridge.imps import imps, opposite
+from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
 
@@ -55,12 +55,5 @@ def sunday_times(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         .over(GROUP)
         .cast(pl.Int64)
         .alias("m"),
-        pl.when(pl.col("real"))
-        .then(real_imps)
-        .otherwise(adjusted_imps(pl.col("adj_ns"), per10))
-        .alias("imp_ns"),
-        pl.when(pl.col("real"))
-        .then(opposite(real_imps))
-        .otherwise(adjusted_imps(pl.col("adj_ew"), per10))
-        .alias("imp_ew"),
+        *imp_sides(real_imps, per10),
     )
