@@ -225,14 +225,18 @@ def ingest(
     for rtype in ("simultane.deal", "ff.match", "bridge.event"):
         if rtype in typed:
             typed[rtype] = own_month(rtype, typed[rtype], timezone, ff)
+    parents_of: dict[str, pl.DataFrame] = {}  # read once per parent type
     for rtype, (parent, column, reason) in PARENT.items():
         if rtype not in typed:
             continue
-        parents = known_parents(wh, parent, column)
-        if parent in typed:  # this run's parents win over older deliveries
-            parents = pl.concat([parents, typed[parent].select(column, "month")]).unique(
-                column, keep="last"
-            )
+        if parent not in parents_of:
+            parents = known_parents(wh, parent, column)
+            if parent in typed:  # this run's parents win over older deliveries
+                parents = pl.concat([parents, typed[parent].select(column, "month")]).unique(
+                    column, keep="last"
+                )
+            parents_of[parent] = parents
+        parents = parents_of[parent]
         rows = typed[rtype].drop("month").join(parents, on=column, how="left")
         orphans = rows.filter(pl.col("month").is_null())
         if orphans.height:
