@@ -146,7 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="JSON Lines files (.jsonl, .jsonl.gz) or folders")
 
     p = command("nightly", cmd_nightly, "ingest new files, rescore touched months, publish")
-    p.add_argument("--date", type=_date, help="as-of date of the run (default: today)")
+    p.add_argument(
+        "--date", type=_date, help="as-of date for %% actuel and in_window (default: latest data)"
+    )
     p.add_argument("--landing", type=Path, help="landing folder (default data/landing)")
     p.add_argument("--no-show", dest="show", action="store_false", help="don't print rankings")
 

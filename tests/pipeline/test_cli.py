@@ -76,3 +76,13 @@ def test_a_bad_month_is_refused_by_the_parser(capsys, warehouse):
 def test_sql_on_a_missing_warehouse(capsys, tmp_path):
     code, _, err = run(capsys, "sql", "select 1", "--warehouse", tmp_path / "empty")
     assert code == 2 and "no published tables" in err
+
+
+@pytest.mark.parametrize(
+    "command", ["ingest", "nightly", "backfill", "sql", "generate", "chart", "score", "serve"]
+)
+def test_every_command_has_help_and_takes_a_warehouse(capsys, command):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    assert "--warehouse" in capsys.readouterr().out

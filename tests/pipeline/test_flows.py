@@ -226,3 +226,16 @@ def test_nightly_publishes_kops_events_exactly_as_kops_ranked_them(
     assert published.rows() == expected.rows()
     boards = sql(capsys, root, "select count(*) as n from bridge_board_results")["n"][0]
     assert boards == 2 * (pl.read_csv(ORACLES / folder / "expected_boards.csv").height)
+
+
+def test_chart_of_a_player_from_the_published_blocks(sample_warehouse, tmp_path, capsys):
+    player = sql(
+        capsys, sample_warehouse, "select player_id from simultane_blocks order by all limit 1"
+    )["player_id"][0]
+    out = tmp_path / "p.png"
+    argv = ["chart", "simultane", "--player", player, "--out", str(out)]
+    assert cli.main([*argv, "--warehouse", str(sample_warehouse)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    argv[3] = "nobody"
+    assert cli.main([*argv, "--warehouse", str(sample_warehouse)]) == 2
+    assert "no results for player nobody" in capsys.readouterr().err
