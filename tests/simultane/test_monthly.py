@@ -234,3 +234,12 @@ def test_daily_matches_best_results_so_far(plays):
     month = monthly(results_frame(rows), NO_BLOCKS, opts).collect()
     last = out.group_by("player_id").agg(pl.col("indice").sort_by("date").last())
     assert dict(last.rows()) == pytest.approx(dict(month.select("player_id", "indice").rows()))
+
+
+def test_indice_and_victoire_are_the_correctly_rounded_quotients():
+    from transforms.simultane.monthly import per_slot
+
+    values = pl.select(
+        per_slot(pl.lit(27617), 20).alias("indice"), per_slot(pl.lit(4814), 10).alias("victoire")
+    ).row(0)
+    assert values == (27617 / 20, 4814 / 10) == (1380.85, 481.4)

@@ -23,12 +23,21 @@ PLAYER = "player_id"
 TS = pl.Datetime("us", "UTC")
 
 
+def per_slot(total: pl.Expr, slots: int) -> pl.Expr:
+    """An integer sum of points over the fixed number of slots (Indice /20, Victoire /10).
+
+    Polars divides by a constant by multiplying by its reciprocal (27617 / 20 would give
+    1380.8500000000001); rounding to 1e-9 restores the correctly rounded quotient.
+    """
+    return (total / slots).round(9)
+
+
 def indicators(opts: SimultaneOptions) -> list[pl.Expr]:
     """Aggregations over one player's completed results (points, is_winner) of a period."""
     won = pl.col("points").filter(pl.col("is_winner"))
     return [
-        (pl.col("points").top_k(opts.indice_best).sum() / opts.indice_best).alias("indice"),
-        (won.top_k(opts.victoire_best).sum() / opts.victoire_best).alias("victoire"),
+        per_slot(pl.col("points").top_k(opts.indice_best).sum(), opts.indice_best).alias("indice"),
+        per_slot(won.top_k(opts.victoire_best).sum(), opts.victoire_best).alias("victoire"),
         pl.len().cast(pl.Int64).alias("tournaments"),
         pl.col("is_winner").sum().cast(pl.Int64).alias("wins"),
     ]
@@ -153,11 +162,11 @@ def daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFr
             PLAYER,
             pl.when(pl.col("_tournaments") > opts.indice_best)
             .then(pl.col("_indice"))
-            .otherwise(pl.col("_points") / opts.indice_best)
+            .otherwise(per_slot(pl.col("_points"), opts.indice_best))
             .alias("indice"),
             pl.when(pl.col("_wins") > opts.victoire_best)
             .then(pl.col("_v"))
-            .otherwise(pl.col("_won_points") / opts.victoire_best)
+            .otherwise(per_slot(pl.col("_won_points"), opts.victoire_best))
             .alias("victoire"),
             pl.col("_tournaments").alias("tournaments"),
             pl.col("_wins").alias("wins"),
