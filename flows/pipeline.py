@@ -39,13 +39,25 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
 
 
-def bronze(wh: Warehouse, record_type: str, months: list[str], pending=None) -> pl.LazyFrame:
-    """Current bronze rows of some months: re-deliveries resolved (latest wins)."""
+def resolved(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(current rows, superseded-record issues), materialised together in one pass.
+
+    Collecting the two halves of `latest_delivery` separately re-enters its cached scan, which
+    makes Polars 2.1 panic on multi-file string columns; one `collect_all` avoids it.
+    """
+    current, superseded = pl.collect_all(list(latest_delivery(frame, record_type)))
+    return current.lazy(), superseded.lazy()
+
+
+def bronze(
+    wh: Warehouse, record_type: str, months: list[str], pending=None
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Current bronze rows of some months (re-deliveries resolved) and the superseded ones."""
     table = bronze_table(record_type)
     frame = wh.scan(
         table, [f"month={m}" for m in months], RECORD_TYPES[record_type].schema(), pending
     )
-    return latest_delivery(frame, record_type)
+    return resolved(frame, record_type)
 
 
 def compact_bronze(tx: Transaction, competition: str, month: str) -> None:
@@ -137,8 +149,7 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
     issue_parts = []
     for bucket in range(count):
         rows = raw.filter(in_bucket("tournament_id", bucket, count))
-        current, superseded = latest_delivery(rows, "simultane.deal")
-        deals = current.collect().lazy()  # deduplicated once, used twice
+        deals, superseded = resolved(rows, "simultane.deal")  # deduplicated once, used twice
         deal_results = score_deals(deals, opts).collect()
         tournaments = tournament_results(deal_results.lazy(), opts).collect()
         issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())
