@@ -198,3 +198,17 @@ def test_a_match_started_too_late_is_cancelled_in_its_creation_month(tmp_path):
     _, wh = ingest(tmp_path, path)
     months = dict(read_table(wh, "ff_match").select("match_id", "month").iter_rows())
     assert months == {"late": "2026-10", "ok": "2026-11"}
+
+
+def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
+    path = tmp_path / "day.jsonl"
+    write(path, GOOD)
+    ingest(tmp_path, path)
+    reads = []
+    real_read = type(path).read_bytes
+    monkeypatch.setattr(type(path), "read_bytes", lambda p: reads.append(p) or real_read(p))
+    summary, _ = ingest(tmp_path, path)
+    assert [f.status for f in summary.ingest.files] == ["already_ingested"] and reads == []
+    write(path, GOOD[:2])  # new content under the same name: read, and a new delivery
+    summary, wh = ingest(tmp_path, path)
+    assert [f.status for f in summary.ingest.files] == ["ingested"] and reads == [path]
