@@ -158,8 +158,8 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
         write("silver", "simultane_deal_results", key, deal_results)
         write("silver", "simultane_tournament_results", key, tournaments)
         if bucket == 0:
-            tx.put("silver", "simultane_deal_results", "_schema", deal_results.clear())
-            tx.put("silver", "simultane_tournament_results", "_schema", tournaments.clear())
+            tx.put_schema("silver", "simultane_deal_results", deal_results)
+            tx.put_schema("silver", "simultane_tournament_results", tournaments)
         del deals, deal_results, tournaments
     compact_bronze(tx, "simultane", month)
     issues = pl.concat(issue_parts).select(*DATA_ISSUES_SCHEMA)

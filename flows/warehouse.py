@@ -34,7 +34,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -237,29 +237,23 @@ class Transaction:
         self, layer: str, table: str, partition: str, frame: pl.DataFrame | pl.LazyFrame
     ) -> None:
         """Replace a whole partition of a table by `frame`."""
-        self.put_parts(layer, table, partition, [frame])
+        self._stage("put", layer, table, partition, frame)
 
-    def put_parts(
-        self,
-        layer: str,
-        table: str,
-        partition: str,
-        frames: Iterable[pl.DataFrame | pl.LazyFrame],
+    def add(
+        self, layer: str, table: str, partition: str, frame: pl.DataFrame | pl.LazyFrame
     ) -> None:
-        """Replace a whole partition by several files (a month written batch by batch)."""
-        for i, frame in enumerate(frames):
-            rel = self._write(layer, table, partition, frame)
-            op = "put" if i == 0 else "add"
-            self.ops.append(
-                {"op": op, "layer": layer, "table": table, "partition": partition, "file": rel}
-            )
+        """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
+        self._stage("add", layer, table, partition, frame)
 
-    def add(self, layer: str, table: str, partition: str, frame: pl.DataFrame) -> None:
-        """Add a file to a partition (bronze deliveries, quarantine, logs)."""
+    def _stage(self, op: str, layer: str, table: str, partition: str, frame) -> None:
         rel = self._write(layer, table, partition, frame)
         self.ops.append(
-            {"op": "add", "layer": layer, "table": table, "partition": partition, "file": rel}
+            {"op": op, "layer": layer, "table": table, "partition": partition, "file": rel}
         )
+
+    def put_schema(self, layer: str, table: str, frame: pl.DataFrame, suffix: str = "") -> None:
+        """Keep the table's columns published even when it has no rows: an empty `_schema`."""
+        self.put(layer, table, "_schema" + (f"/{suffix}" if suffix else ""), frame.clear())
 
     def remove(self, table: str, partition: str) -> None:
         """Unpublish a partition that no longer has rows."""
@@ -293,25 +287,25 @@ class Transaction:
                 self.put(layer, table, key, rows)
             else:
                 self.remove(table, key)
-        self.put(layer, table, "_schema" + (f"/{suffix}" if suffix else ""), frame.clear())
+        self.put_schema(layer, table, frame, suffix)
 
     def extend(self, ops: list[dict]) -> None:
         self.ops.extend(ops)
 
     def commit(self, fail_before_swap: bool = False) -> dict:
         """Publish: one atomic manifest swap, then the DuckDB views, then cleanup."""
-        manifest = self.wh.manifest(self.ops)
+        published = self.wh.manifest()
+        manifest = apply_ops(published, self.ops)
         manifest["version"] = manifest.get("version", 0) + 1
         manifest["run_id"] = self.run_id
         if fail_before_swap:  # used by the crash-safety tests
             raise RuntimeError("injected failure before the manifest swap")
-        before = listed_files(self.wh.manifest())
         tmp = self.wh.manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
         os.replace(tmp, self.wh.manifest_path)
         self.ops = []
         build_database(self.wh)
-        for rel in before - listed_files(manifest):  # the files this commit replaced
+        for rel in listed_files(published) - listed_files(manifest):  # files it replaced
             (self.wh.root / rel).unlink(missing_ok=True)
         return manifest
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
-from transforms.bridge.frames import GROUP
+from transforms.bridge.frames import GROUP, real_count, real_score
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions, trim_kind
 
@@ -49,7 +49,7 @@ def round_datum(total: pl.Expr, count: pl.Expr, rounding: str) -> pl.Expr:
 
 def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
     """Adds `datum`, `imp_ns`, `imp_ew` (Float64) to each traveller line."""
-    real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    real = real_score()
     n = pl.col("m")
     k = trim_count(n, options)
     order = pl.col("order")
@@ -64,9 +64,9 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
     )
     return (
         lines.with_columns(
-            real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
-            real_score.sum().over(GROUP).alias("total"),
-            real_score.rank("ordinal").over(GROUP).cast(pl.Int64).alias("order"),
+            real_count().alias("m"),
+            real.sum().over(GROUP).alias("total"),
+            real.rank("ordinal").over(GROUP).cast(pl.Int64).alias("order"),
         )
         .with_columns(
             kept.sum().over(GROUP).alias("kept_total"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
-from transforms.bridge.frames import GROUP
+from transforms.bridge.frames import GROUP, real_count
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
@@ -37,12 +37,7 @@ def cavendish(lines: pl.LazyFrame, options: BridgeOptions, averaged: bool) -> pl
     return (
         lines.join(cross, on="line_id", how="left")
         .with_columns(
-            pl.when(pl.col("real"))
-            .then(pl.col("score_ns"))
-            .count()
-            .over(GROUP)
-            .cast(pl.Int64)
-            .alias("m"),
+            real_count().alias("m"),
             *imp_sides(real_imps, per10),
         )
         .drop("cross", "comparisons")

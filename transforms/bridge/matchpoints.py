@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.frames import GROUP
+from transforms.bridge.frames import GROUP, real_count, real_score
 
 # Exception M < 4 (when N >= 4): the worst score's % of the top; each better rank adds 10 %.
 FIXED_PCT_BASE = {1: 60, 2: 55, 3: 50}
@@ -28,7 +28,7 @@ def neuberg_x100(x: pl.Expr, n: pl.Expr, m: pl.Expr) -> pl.Expr:
 
 def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
     """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `m`, `n`) to each traveller line."""
-    real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    real = real_score()
     m = pl.col("m")
     n = pl.col("n")
     # 2 per worse score + 1 per equal one = (rank_min − 1) + (rank_max − 1) = 2·rank_avg − 2
@@ -52,8 +52,8 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
         real_ew = 100 * top - real_ns
     return (
         lines.with_columns(
-            (2 * real_score.rank("average").over(GROUP) - 2).round(0).cast(pl.Int64).alias("x"),
-            real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
+            (2 * real.rank("average").over(GROUP) - 2).round(0).cast(pl.Int64).alias("x"),
+            real_count().alias("m"),
         )
         .with_columns(pl.col("m").max().over("event_id").alias("n"))
         .with_columns(

@@ -10,7 +10,7 @@ import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
 from transforms.bridge.butler import round_datum, trim_count
-from transforms.bridge.frames import GROUP
+from transforms.bridge.frames import GROUP, real_count
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
@@ -49,11 +49,6 @@ def sunday_times(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
     )  # a lone score: 0 IMP
     per10 = options.adjusted_imps_per_10pct
     return lines.join(datums, on="line_id", how="left").with_columns(
-        pl.when(pl.col("real"))
-        .then(pl.col("score_ns"))
-        .count()
-        .over(GROUP)
-        .cast(pl.Int64)
-        .alias("m"),
+        real_count().alias("m"),
         *imp_sides(real_imps, per10),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.frames import GROUP
+from transforms.bridge.frames import GROUP, real_count, real_score
 
 TOP = 16
 # PESZKE[a−b bucket][b−c bucket] = NS points for A, B, C.
@@ -37,7 +37,7 @@ def _cell(ab: pl.Expr, bc: pl.Expr, position: pl.Expr) -> pl.Expr:
 
 def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.LazyFrame:
     """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (= 1600) and `m` to each traveller line."""
-    real_score = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    real = real_score()
     a, c, m = pl.col("a"), pl.col("c"), pl.col("m")
     with_average = (m < 3) & ((pl.col("artificial") > 0) | pl.lit(missing_as_average))
     b = pl.when(m == 3).then(pl.col("total") - a - c).otherwise(a - ((a - c) // 20) * 10)
@@ -49,11 +49,11 @@ def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.Laz
     real_ns = pl.when((m == 3) | with_average).then(100 * points)
     return (
         lines.with_columns(
-            real_score.max().over(GROUP).alias("a"),
-            real_score.min().over(GROUP).alias("c"),
-            real_score.sum().over(GROUP).alias("total"),
-            real_score.count().over(GROUP).cast(pl.Int64).alias("m"),
-            real_score.rank("ordinal", descending=True).over(GROUP).cast(pl.Int64).alias("order"),
+            real.max().over(GROUP).alias("a"),
+            real.min().over(GROUP).alias("c"),
+            real.sum().over(GROUP).alias("total"),
+            real_count().alias("m"),
+            real.rank("ordinal", descending=True).over(GROUP).cast(pl.Int64).alias("order"),
             (~pl.col("real")).sum().over(GROUP).cast(pl.Int64).alias("artificial"),
         )
         .with_columns(
