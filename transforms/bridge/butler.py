@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
-from transforms.bridge.frames import GROUP, real_count, real_score
+from transforms.bridge.frames import GROUP, real_score
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions, trim_kind
 
@@ -52,7 +52,7 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
     real = real_score()
     n = pl.col("m")
     k = trim_count(n, options)
-    order = pl.col("order")
+    order = pl.col("order")  # 1..n ascending (`frames`)
     kept = pl.when((order > k) & (order <= n - k)).then(pl.col("score_ns"))
     datum = round_datum(pl.col("kept_total"), pl.col("kept_count"), options.datum_rounding)
     real_imps = (
@@ -63,11 +63,7 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         .otherwise(imps(pl.col("score_ns") - pl.col("datum")))
     )
     return (
-        lines.with_columns(
-            real_count().alias("m"),
-            real.sum().over(GROUP).alias("total"),
-            real.rank("ordinal").over(GROUP).cast(pl.Int64).alias("order"),
-        )
+        lines.with_columns(real.sum().over(GROUP).alias("total"))
         .with_columns(
             kept.sum().over(GROUP).alias("kept_total"),
             (n - 2 * k).alias("kept_count"),  # ordinal ranks 1..n: exactly n − 2k are kept
@@ -76,5 +72,5 @@ def butler(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
         .with_columns(
             *imp_sides(real_imps, options.adjusted_imps_per_10pct),
         )
-        .drop("total", "order", "kept_total", "kept_count")
+        .drop("total", "kept_total", "kept_count")
     )

@@ -10,13 +10,13 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
-from transforms.bridge.frames import GROUP, real_count
+from transforms.bridge.frames import GROUP
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
 
 def cavendish(lines: pl.LazyFrame, options: BridgeOptions, averaged: bool) -> pl.LazyFrame:
-    """Adds `imp_ns`, `imp_ew` (Float64) and `m` to each traveller line."""
+    """Adds `imp_ns`, `imp_ew` (Float64) to each traveller line."""
     real = lines.filter(pl.col("real")).select(*GROUP, "line_id", "score_ns")
     cross = (
         real.join(real, on=GROUP, suffix="_other", nulls_equal=True)
@@ -37,7 +37,6 @@ def cavendish(lines: pl.LazyFrame, options: BridgeOptions, averaged: bool) -> pl
     return (
         lines.join(cross, on="line_id", how="left")
         .with_columns(
-            real_count().alias("m"),
             *imp_sides(real_imps, per10),
         )
         .drop("cross", "comparisons")

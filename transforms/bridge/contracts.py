@@ -94,13 +94,13 @@ def with_score_ns(
     """
     keys = [contract, declarer, result, vulnerability]
     distinct = frame.select(keys).unique()
-    scored = _score_distinct(distinct, contract, declarer, result, vulnerability, alias)
+    scored = score_distinct(distinct, contract, declarer, result, vulnerability, alias)
     if isinstance(frame, pl.DataFrame):
         scored = scored.collect() if isinstance(scored, pl.LazyFrame) else scored
     return frame.join(scored, on=keys, how="left", nulls_equal=True)
 
 
-def _score_distinct(frame, contract, declarer, result, vulnerability, alias):
+def score_distinct(frame, contract, declarer, result, vulnerability, alias):
     parsed = parse_contract(pl.col(contract))
     level, strain, doubled, over = (pl.col(c) for c in ("_level", "_strain", "_doubled", "_over"))
     ns_declares = pl.col(declarer).is_in(["N", "S"])

@@ -16,10 +16,11 @@ import polars as pl
 
 from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
+from transforms.bridge.frames import frame_key
 from transforms.bridge.matchpoints import matchpoints
 from transforms.bridge.options import MP_METHODS, BridgeOptions
 from transforms.bridge.penalties import penalty_points
-from transforms.bridge.rounds import PAIR, assign_rounds
+from transforms.bridge.rounds import PAIR_KEY, assign_rounds
 from transforms.bridge.sunday_times import sunday_times
 from transforms.bridge.three_tables import three_tables
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
@@ -74,6 +75,9 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 
 
+IMP_DIGITS = 12  # IMP sums are rounded to 1e-12: float noise off, fractions kept
+
+
 @dataclass(frozen=True)
 class EventScores:
     board_results: pl.LazyFrame  # bridge_board_results
@@ -120,17 +124,19 @@ def score_events(
         .sort("event_id")
         .collect()
     )
-    by_options: dict[BridgeOptions, list[str]] = {}
-    for row in event_rows.iter_rows(named=True):
-        by_options.setdefault(resolve_options(row, options), []).append(row["event_id"])
-    info = event_rows.select(
+    # options are resolved once per distinct (scoring, options, ...) row, not once per event
+    settings = ["scoring", "options"]
+    distinct = event_rows.select(settings).unique(maintain_order=True)
+    resolved = [resolve_options(row, options) for row in distinct.iter_rows(named=True)]
+    by_options = list(dict.fromkeys(resolved))
+    distinct = distinct.with_columns(
+        pl.Series("option_set", [by_options.index(r) for r in resolved], dtype=pl.Int64)
+    )
+    info = event_rows.join(distinct, on=settings, how="left", nulls_equal=True).select(
         "event_id",
         pl.col("date").dt.strftime("%Y-%m").alias("month"),
         pl.col("boards_per_round").cast(pl.Int64),
-    )
-    option_set = {event_id: n for n, ids in enumerate(by_options.values()) for event_id in ids}
-    info = info.with_columns(
-        pl.col("event_id").replace_strict(option_set, return_dtype=pl.Int64).alias("option_set")
+        "option_set",
     )
     all_lines = _traveller_lines(info, results) if by_options else None
     parts = [
@@ -173,7 +179,7 @@ def _method_values(lines: pl.LazyFrame, opts: BridgeOptions) -> pl.LazyFrame:
 def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
     ns = side == "NS"
     own, other = ("ns_pair", "ew_pair") if ns else ("ew_pair", "ns_pair")
-    suffix = "ns" if ns else "ew"
+    suffix, other_suffix = ("ns", "ew") if ns else ("ew", "ns")
     values = (
         [
             pl.col(f"mp_{suffix}_x100").alias("mp_x100"),
@@ -208,6 +214,9 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
         "real",
         "month",
         "boards_per_round",
+        "ev",
+        pl.col(f"{suffix}_key").alias("pair_key"),
+        pl.col(f"{other_suffix}_key").alias("opponent_key"),
     )
 
 
@@ -217,27 +226,16 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.LazyFrame:
     them instead of re-running the text parsing each."""
     names = results.collect_schema().names()
     wanted = [c for c in RESULT_COLUMNS if c in names]
-    ids = info["event_id"]
-    return (
-        traveller_lines(
-            results.select(wanted)
-            .filter(pl.col("event_id").is_in(ids.implode()))
-            .with_columns(
-                # the event's month and round size, by lookup (cheaper than a join here)
-                pl.col("event_id")
-                .replace_strict(ids, info["month"], default=None, return_dtype=pl.String)
-                .alias("month"),
-                pl.col("event_id")
-                .replace_strict(ids, info["boards_per_round"], default=None, return_dtype=pl.Int64)
-                .alias("boards_per_round"),
-                pl.col("event_id")
-                .replace_strict(ids, info["option_set"], default=None, return_dtype=pl.Int64)
-                .alias("option_set"),
-            )
-        )
+    lines = (
+        results.select(wanted)
         .collect()
-        .lazy()
-    )
+        # a left join and a filter: an inner join here costs several times more
+        .join(info.with_row_index("ev").with_columns(pl.col("ev").cast(pl.Int64)), on="event_id",
+              how="left")
+    )  # fmt: skip
+    if lines["ev"].null_count():  # lines of events not given are not scored
+        lines = lines.filter(pl.col("ev").is_not_null())
+    return traveller_lines(lines).lazy()
 
 
 def _score_group(
@@ -248,10 +246,12 @@ def _score_group(
     ids = info["event_id"]
     line_issues = traveller_issues(lines)
     scored = _method_values(lines.filter(pl.col("usable")), opts).collect().lazy()
-    pair_boards = assign_rounds(
-        pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)])
+    pair_boards = (
+        assign_rounds(pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)]))
+        .collect()
+        .with_row_index("row")
     )
-    board_results = pair_boards.select(
+    board_results = pair_boards.lazy().select(
         "month",
         "event_id",
         _section_out(),
@@ -275,35 +275,49 @@ def _score_group(
         "computed_score",
     )
 
-    tops = scored.group_by("event_id").agg(
-        (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100")
+    tops = scored.group_by("ev").agg(
+        pl.col("event_id").first(),
+        (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100"),
     )
     penalty_totals, penalty_issues = penalty_points(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
     vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
     if mp:
-        totals = pair_boards.group_by(*PAIR).agg(
-            pl.len().cast(pl.Int64).alias("boards"),
-            pl.col("real").sum().alias("real_boards"),
-            pl.col("mp_x100").sum().alias("total_x100"),
-            pl.col("top_x100").max().alias("top_x100"),
-            pl.col("month").first(),
+        totals = (
+            pair_boards.lazy()
+            .group_by(PAIR_KEY)
+            .agg(
+                pl.col("row").first(),
+                pl.len().cast(pl.Int64).alias("boards"),
+                pl.col("real").sum().alias("real_boards"),
+                pl.col("mp_x100").sum().alias("total_x100"),
+                pl.col("top_x100").max().alias("top_x100"),
+            )
         )
     else:
         totals = _imp_totals(pair_boards, opts, vp)
-    standings = _standings(totals, penalty_totals, mp, vp, method)
+    totals = _with_pair_names(totals.collect(), pair_boards)
+    standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
     issues = _issues(line_issues, penalty_issues, info, opts, vp)
     return EventScores(board_results, standings, issues)
 
 
-def _imp_totals(pair_boards: pl.LazyFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
+def _imp_totals(pair_boards: pl.DataFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
     """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
-    rounds = pair_boards.group_by(*PAIR, "round").agg(
-        pl.len().cast(pl.Int64).alias("boards"),
-        pl.col("real").sum().alias("real_boards"),
-        pl.col("imp").sum().alias("imps"),
-        pl.col("month").first(),
+    round_key = frame_key(pair_boards, [PAIR_KEY, "round"], "round_key")
+    rounds = (
+        pair_boards.lazy()
+        .group_by(round_key)
+        .agg(
+            pl.col(PAIR_KEY).first(),
+            pl.col("row").first(),
+            pl.len().cast(pl.Int64).alias("boards"),
+            pl.col("real").sum().alias("real_boards"),
+            # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
+            # depends on the summing order; rounded off so totals, caps and VP are exact
+            pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
+        )
     )
     capped = opts.method in ("butler", "sunday_times") and not opts.bog and not vp
     if capped:
@@ -314,16 +328,23 @@ def _imp_totals(pair_boards: pl.LazyFrame, opts: BridgeOptions, vp: bool) -> pl.
         rounds = add_vp(rounds)
     else:
         rounds = rounds.with_columns(pl.lit(None, pl.Int64).alias("vp_x100"))
-    return rounds.group_by(*PAIR).agg(
+    return rounds.group_by(PAIR_KEY).agg(
+        pl.col("row").first(),
         pl.col("boards").sum(),
         pl.col("real_boards").sum(),
-        pl.col("imps").sum(),
+        pl.col("imps").sum().round(IMP_DIGITS),
         hundredths(pl.col("vp_x100").sum()).alias("vp")
         if vp
         else pl.lit(None, pl.Float64).alias("vp"),
         pl.len().cast(pl.Int64).alias("rounds"),
-        pl.col("month").first(),
     )
+
+
+def _with_pair_names(totals: pl.DataFrame, pair_boards: pl.DataFrame) -> pl.DataFrame:
+    """Totals grouped by a pair's integer key get the pair's names back from one of its rows
+    (`row`): a gather, much cheaper than carrying the texts through the group-bys."""
+    names = pair_boards.select("event_id", "section", "pair", "month", "ev")[totals["row"]]
+    return pl.concat([totals.drop("row"), names], how="horizontal")
 
 
 def _standings(
@@ -336,7 +357,7 @@ def _standings(
         .join(penalty_totals, on=["event_id", "pair"], how="left")
         .with_columns(pl.col("penalties_x100").fill_null(0))
     )
-    group = ["event_id", "section"]
+    group = ["ev", "section"]
     if mp:
         total_x100 = pl.col("total_x100") + pl.col("penalties_x100")
         most = pl.col("boards") * pl.col("top_x100")

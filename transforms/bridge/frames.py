@@ -1,8 +1,21 @@
-"""Columns and expressions shared by the bridge modules."""
+"""Columns and expressions shared by the bridge modules.
+
+Traveller lines reach the methods (`travellers.traveller_lines`) with integer keys instead of
+text: `gid` numbers the comparison group (event, section, board), `ev` the event; and with the
+positions of each real score in its group, taken once from one sort of the lines by (group,
+score): `m` (real scores in the group), `below` (real scores lower than this one), `ties` (real
+scores equal to it, itself included) and `order` (1..m, ascending, ties in line order). The
+methods read ranks from those columns instead of ranking inside a window per group, which was
+most of their cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 import polars as pl
 
-GROUP = ["event_id", "section", "board"]  # the comparison group
+GROUP = ["gid"]  # the comparison group: one (event, section, board)
 
 
 def real_score() -> pl.Expr:
@@ -12,4 +25,46 @@ def real_score() -> pl.Expr:
 
 def real_count() -> pl.Expr:
     """M: how many real scores the line's comparison group has."""
-    return real_score().count().over(GROUP).cast(pl.Int64)
+    return pl.col("m")
+
+
+def packed(parts: Sequence[pl.Expr], bounds: Sequence[tuple[int, int]], name: str) -> pl.Expr:
+    """One Int64 key for integer parts within `bounds` (lo, hi) when their widths fit in 63
+    bits: equality and order are those of the tuple (a null part first), and Polars sorts and
+    groups one integer column many times faster than several. A struct of the parts when they
+    do not fit (same equality and order, slower)."""
+    widths = [(hi - lo + 1).bit_length() for lo, hi in bounds]
+    if sum(widths) > 63:
+        return pl.struct(*[p.alias(f"k{i}") for i, p in enumerate(parts)]).alias(name)
+    key = pl.lit(0, pl.Int64)
+    for part, (lo, _), width in zip(parts, bounds, widths, strict=True):
+        key = key * (1 << width) + (part.cast(pl.Int64) - (lo - 1)).fill_null(0)
+    return key.alias(name)
+
+
+def packed_bounds(frame: pl.DataFrame, parts: Sequence[pl.Expr]) -> list[tuple[int, int]]:
+    """(min, max) of each part over the frame ((0, 0) for an empty frame)."""
+    row = frame.select(
+        *[p.min().alias(f"lo{i}") for i, p in enumerate(parts)],
+        *[p.max().alias(f"hi{i}") for i, p in enumerate(parts)],
+    ).row(0)
+    n = len(parts)
+    return [(int(row[i] or 0), int(row[n + i] or 0)) for i in range(n)]
+
+
+def frame_key(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Expr:
+    """`packed` over columns of a frame; a struct when one of them is not an integer (a key
+    that is itself a struct)."""
+    if not all(frame.schema[c].is_integer() for c in columns):
+        return pl.struct(*columns).alias(name)
+    parts = [pl.col(c) for c in columns]
+    return packed(parts, packed_bounds(frame, parts), name)
+
+
+def codes(column: str, categories: str) -> pl.Expr:
+    """Text as a non-negative integer code (0 = null), equal codes for equal texts: the
+    physical code of a named Polars `Categories`, so the same text gets the same code in every
+    frame of the process."""
+    category = pl.Categorical(pl.Categories(f"duplirank.bridge.{categories}"))
+    code = pl.col(column).cast(pl.String).cast(category).to_physical().cast(pl.Int64) + 1
+    return code.fill_null(0)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.frames import GROUP, real_count, real_score
-
 # Exception M < 4 (when N >= 4): the worst score's % of the top; each better rank adds 10 %.
 FIXED_PCT_BASE = {1: 60, 2: 55, 3: 50}
 
@@ -27,12 +25,11 @@ def neuberg_x100(x: pl.Expr, n: pl.Expr, m: pl.Expr) -> pl.Expr:
 
 
 def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
-    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `m`, `n`) to each traveller line."""
-    real = real_score()
+    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `n`) to each traveller line."""
     m = pl.col("m")
     n = pl.col("n")
-    # 2 per worse score + 1 per equal one = (rank_min − 1) + (rank_max − 1) = 2·rank_avg − 2
-    x = pl.col("x")
+    # 2 per worse score + 1 per other equal one (positions from `frames`)
+    x = 2 * pl.col("below") + pl.col("ties") - 1
     top = 2 * (n - 1)
     if neuberg:
         base = m.replace_strict(FIXED_PCT_BASE, default=None, return_dtype=pl.Int64)
@@ -50,24 +47,16 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
     else:
         real_ns = 100 * (x + n - m)
         real_ew = 100 * top - real_ns
-    return (
-        lines.with_columns(
-            (2 * real.rank("average").over(GROUP) - 2).round(0).cast(pl.Int64).alias("x"),
-            real_count().alias("m"),
-        )
-        .with_columns(pl.col("m").max().over("event_id").alias("n"))
-        .with_columns(
-            pl.when(pl.col("real"))
-            .then(real_ns)
-            .otherwise(pl.col("adj_ns") * top)
-            .cast(pl.Int64)
-            .alias("mp_ns_x100"),
-            pl.when(pl.col("real"))
-            .then(real_ew)
-            .otherwise(pl.col("adj_ew") * top)
-            .cast(pl.Int64)
-            .alias("mp_ew_x100"),
-            (100 * top).cast(pl.Int64).alias("top_x100"),
-        )
-        .drop("x")
+    return lines.with_columns(m.max().over("ev").alias("n")).with_columns(
+        pl.when(pl.col("real"))
+        .then(real_ns)
+        .otherwise(pl.col("adj_ns") * top)
+        .cast(pl.Int64)
+        .alias("mp_ns_x100"),
+        pl.when(pl.col("real"))
+        .then(real_ew)
+        .otherwise(pl.col("adj_ew") * top)
+        .cast(pl.Int64)
+        .alias("mp_ew_x100"),
+        (100 * top).cast(pl.Int64).alias("top_x100"),
     )

@@ -10,13 +10,13 @@ import polars as pl
 
 from transforms.bridge.adjusted import imp_sides
 from transforms.bridge.butler import round_datum, trim_count
-from transforms.bridge.frames import GROUP, real_count
+from transforms.bridge.frames import GROUP
 from transforms.bridge.imps import imps
 from transforms.bridge.options import BridgeOptions
 
 
 def sunday_times(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
-    """Adds `datum`, `imp_ns`, `imp_ew` (Float64) and `m` to each traveller line."""
+    """Adds `datum`, `imp_ns`, `imp_ew` (Float64) to each traveller line."""
     real = lines.filter(pl.col("real")).select(*GROUP, "line_id", "score_ns")
     others = (
         real.join(real, on=GROUP, suffix="_other", nulls_equal=True)
@@ -49,6 +49,5 @@ def sunday_times(lines: pl.LazyFrame, options: BridgeOptions) -> pl.LazyFrame:
     )  # a lone score: 0 IMP
     per10 = options.adjusted_imps_per_10pct
     return lines.join(datums, on="line_id", how="left").with_columns(
-        real_count().alias("m"),
         *imp_sides(real_imps, per10),
     )

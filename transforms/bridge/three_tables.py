@@ -36,7 +36,7 @@ def _cell(ab: pl.Expr, bc: pl.Expr, position: pl.Expr) -> pl.Expr:
 
 
 def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.LazyFrame:
-    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (= 1600) and `m` to each traveller line."""
+    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (= 1600) to each traveller line."""
     real = real_score()
     a, c, m = pl.col("a"), pl.col("c"), pl.col("m")
     with_average = (m < 3) & ((pl.col("artificial") > 0) | pl.lit(missing_as_average))
@@ -52,8 +52,7 @@ def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.Laz
             real.max().over(GROUP).alias("a"),
             real.min().over(GROUP).alias("c"),
             real.sum().over(GROUP).alias("total"),
-            real_count().alias("m"),
-            real.rank("ordinal", descending=True).over(GROUP).cast(pl.Int64).alias("order"),
+            (real_count() - pl.col("order") + 1).alias("order"),  # 1 = A, the best for NS
             (~pl.col("real")).sum().over(GROUP).cast(pl.Int64).alias("artificial"),
         )
         .with_columns(
@@ -69,5 +68,5 @@ def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.Laz
             .alias("mp_ew_x100"),
             pl.lit(100 * TOP, pl.Int64).alias("top_x100"),
         )
-        .drop("a", "c", "total", "order", "artificial")
+        .drop("a", "c", "total", "artificial")
     )

@@ -1,5 +1,6 @@
 """Traveller lines ready for scoring: the NS score (given or computed from the contract),
-the artificial percentages, which lines are real scores, and the data issues they raise.
+the artificial percentages, which lines are real scores, the integer keys and rank positions
+of `frames` (one sort of all lines by group and score), and the data issues the lines raise.
 """
 
 from __future__ import annotations
@@ -7,17 +8,24 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import adjusted_pcts
-from transforms.bridge.boards import board_vulnerability, canonical_vulnerability
-from transforms.bridge.contracts import with_score_ns
+from transforms.bridge.boards import VULNERABILITY, canonical_vulnerability
+from transforms.bridge.contracts import score_distinct
+from transforms.bridge.frames import codes, packed, packed_bounds
 
 LINE_KEYS = ["event_id", "section", "board", "ns_pair", "ew_pair"]
-DISTINCT_KEYS = ["contract", "declarer", "result", "vulnerable", "adjusted"]
+# The text of a line's contract and artificial score, as codes (see `frames.codes`).
+TEXT_CODES = {"contract": "contract", "declarer": "declarer", "result": "result",
+              "adjusted": "adjusted"}  # fmt: skip
+VULNERABILITIES = ("None", "NS", "EW", "All")
 
 
-def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
-    """Adds `line_id`, `vulnerable`, `contract_score`, `computed_score`, `adj_ns`, `adj_ew`,
-    `real` and the final `score_ns` to bronze `bridge.result` rows (section null -> "")."""
-    names = results.collect_schema().names()
+def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
+    """Bronze `bridge.result` rows carrying `ev` (an integer number of their event), with
+    section null -> "", `line_id`, `contract_score`,
+    `computed_score`, `adj_ns`, `adj_ew`, `real`, `usable`, the final `score_ns`, and the
+    keys and positions of `frames`: `gid`, `ns_key`, `ew_key`, `m`, `below`, `ties`,
+    `order`."""
+    names = results.columns
     # a given vulnerability (a `vulnerable` column, or `vulnerable` in the extra JSON, as the
     # PBN reader writes it) wins over the board-number cycle
     given_vul = canonical_vulnerability(
@@ -26,28 +34,53 @@ def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
         else pl.col("extra").str.json_path_match("$.vulnerable")
         if "extra" in names
         else pl.lit(None, pl.String)
+    ).replace_strict(VULNERABILITIES, range(4), default=None, return_dtype=pl.Int64)
+    board_vul = ((pl.col("board") - 1) % 16).replace_strict(
+        range(16), [VULNERABILITIES.index(v) for v in VULNERABILITY], return_dtype=pl.Int64
     )
     if "round" not in names:
         results = results.with_columns(pl.lit(None, pl.Int64).alias("round"))
-    adj_ns, adj_ew = adjusted_pcts(pl.col("adjusted"))
-    lines = results.with_columns(
-        pl.col("section").fill_null(""),
-        pl.coalesce(given_vul, board_vulnerability(pl.col("board"))).alias("vulnerable"),
-    ).with_row_index("line_id")
-    # A tournament has few distinct (contract, declarer, result, vulnerability, adjusted)
-    # lines: their text is parsed and scored once each and joined back.
-    distinct = (
-        lines.select(DISTINCT_KEYS)
-        .unique()
-        .pipe(with_score_ns, alias="contract_score")
+    lines = (
+        results.drop("vulnerable", strict=False)
+        .with_columns(pl.col("section").fill_null(""))
         .with_columns(
+            pl.coalesce(given_vul, board_vul).fill_null(0).alias("vul"),
+            codes("section", "section").alias("sec"),
+            codes("ns_pair", "pair").alias("ns_code"),
+            codes("ew_pair", "pair").alias("ew_code"),
+            *[codes(column, kind).alias(f"{column}_code") for column, kind in TEXT_CODES.items()],
+        )
+    )
+    lines = _with_scores(lines)
+    return _with_positions(lines)
+
+
+def _with_scores(lines: pl.DataFrame) -> pl.DataFrame:
+    """A tournament has few distinct (contract, declarer, result, vulnerability, adjusted)
+    lines: their text is parsed and scored once each and joined back on one integer key."""
+    parts = [pl.col(f"{column}_code") for column in TEXT_CODES] + [pl.col("vul")]
+    key = packed(parts, packed_bounds(lines, parts), "text_key")
+    lines = lines.with_columns(key).drop(*[f"{column}_code" for column in TEXT_CODES])
+    adj_ns, adj_ew = adjusted_pcts(pl.col("adjusted"))
+    distinct = (
+        lines.select("text_key", "contract", "declarer", "result", "adjusted", "vul")
+        .unique("text_key", keep="any")
+        .with_columns(
+            pl.col("vul")
+            .replace_strict(range(4), VULNERABILITIES, return_dtype=pl.String)
+            .alias("vulnerable")
+        )
+        .pipe(score_distinct, "contract", "declarer", "result", "vulnerable", "contract_score")
+        .select(
+            "text_key",
             pl.when(pl.col("contract").is_not_null()).then(pl.col("contract_score")),
             adj_ns.alias("adj_ns"),
             adj_ew.alias("adj_ew"),
         )
     )
     return (
-        lines.join(distinct, on=DISTINCT_KEYS, how="left", nulls_equal=True)
+        lines.join(distinct, on="text_key", how="left")
+        .drop("text_key", "vul")
         .with_columns(
             (pl.col("score_ns").is_null() & pl.col("contract_score").is_not_null()).alias(
                 "computed_score"
@@ -66,6 +99,54 @@ def traveller_lines(results: pl.LazyFrame) -> pl.LazyFrame:
             # issues but are neither real nor artificial
             (pl.col("real") | pl.col("adj_ns").is_not_null()).alias("usable"),
         )
+    )
+
+
+def _with_positions(lines: pl.DataFrame) -> pl.DataFrame:
+    """One sort by (event, section, board, real score; other lines last), then every rank the
+    methods need as differences of row positions (eager: the order is kept)."""
+    real = pl.when(pl.col("real")).then(pl.col("score_ns"))
+    lo, hi = lines.select(real.min().alias("lo"), real.max().alias("hi")).row(0)
+    lo, hi = lo or 0, hi or 0
+    rank_part = pl.when(pl.col("real")).then(pl.col("score_ns") - lo).otherwise(hi - lo + 1)
+    group = [pl.col("ev"), pl.col("sec"), pl.col("board")]
+    sort_key = packed(
+        [*group, rank_part], [*packed_bounds(lines, group), (0, hi - lo + 1)], "sort_key"
+    )
+    pair_parts = [pl.col("ev"), pl.col("sec"), pl.col("ns_code")]
+    pair_bounds = packed_bounds(lines, [pl.col("ev"), pl.col("sec"), pl.max_horizontal(
+        "ns_code", "ew_code")])  # fmt: skip
+    index = pl.int_range(pl.len(), dtype=pl.Int64)
+    first_of_group = pl.col("gid").ne_missing(pl.col("gid").shift(1))
+    first_of_tie = first_of_group | real.ne_missing(real.shift(1))
+    last_of_tie = first_of_tie.shift(-1, fill_value=True)
+    group_start = pl.when(first_of_group).then(index).forward_fill()
+    tie_start = pl.when(first_of_tie).then(index).forward_fill()
+    tie_end = pl.when(last_of_tie).then(index).backward_fill()
+    lines = lines.with_columns(
+        index.cast(pl.UInt32).alias("line_id"),
+        sort_key,
+        packed(pair_parts, pair_bounds, "ns_key"),
+        packed([pl.col("ev"), pl.col("sec"), pl.col("ew_code")], pair_bounds, "ew_key"),
+    )
+    # only the few columns the positions need are sorted, and put back in line order
+    positions = (
+        lines.select("line_id", "sort_key", "ev", "sec", "board", "real", "score_ns")
+        .sort("sort_key")
+        .with_columns(pl.struct(*group).rle_id().cast(pl.Int64).alias("gid"))
+        .select(
+            "line_id",
+            "gid",
+            real.count().over("gid").cast(pl.Int64).alias("m"),
+            pl.when(pl.col("real")).then(tie_start - group_start).alias("below"),
+            pl.when(pl.col("real")).then(tie_end - tie_start + 1).alias("ties"),
+            pl.when(pl.col("real")).then(index - group_start + 1).alias("order"),
+        )
+        .sort("line_id")
+        .drop("line_id")
+    )
+    return pl.concat(
+        [lines.drop("sort_key", "sec", "ns_code", "ew_code"), positions], how="horizontal"
     )
 
 
