@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from tests.bridge.conftest import board_scores, ew_values, ns_values, score
-from transforms.bridge.imps import imps_of
+from transforms.bridge.imps import imps, imps_of
 from transforms.bridge.vp import vp_of
 
 
@@ -208,3 +208,10 @@ def test_imp_penalty_without_amount_is_a_data_issue():
     assert scores.issues.collect()["kind"].to_list() == ["imp_penalty_without_amount"]
     row = scores.standings.filter(pl.col("pair") == "1").collect().row(0, named=True)
     assert row["penalties"] == 0.0
+
+
+@pytest.mark.parametrize("cap", [None, 17])
+def test_imp_expression_is_the_scale_for_any_integer(cap):
+    differences = [*range(-4100, 4101), 5, -15, 1499, 10**12, -(10**12)]
+    frame = pl.DataFrame({"d": differences}).select(imps(pl.col("d"), cap).alias("imp"))
+    assert frame["imp"].to_list() == [imps_of(d, cap) for d in differences]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from tests.bridge.conftest import board_scores, ew_values, ns_values, score
+from transforms.bridge.frames import packed, packed_bounds
 
 NINE = [1000, 900, 800, 700, 600, 500, 400, 300, 200]
 FIVE = [500, 400, 300, 200, 100]
@@ -87,3 +88,26 @@ def test_neuberg_with_an_artificial_score_and_the_standing_pct():
     standings = scores.standings.collect().sort(pl.col("pair").cast(pl.Int64))
     first = standings.row(0, named=True)  # pair 1: 8 + 7.75 of 16
     assert (first["total"], first["max"], first["pct"], first["rank"]) == (15.75, 16.0, 98.44, 1)
+
+
+def test_huge_board_numbers_and_scores_take_the_struct_keys():
+    """Keys too wide for one 63-bit integer (`frames.packed`) fall back to structs: the same
+    ranks, the same totals."""
+    big = 10**15
+    rows = board_scores(2**40, [big, -big, 0, big]) + board_scores(1, [420, 420, -50, 100])
+    scores = score("matchpoints", rows)
+    assert ns_values(scores, "mp", board=2**40) == [5.0, 0.0, 2.0, 5.0]
+    assert ns_values(scores, "mp", board=1) == [5.0, 5.0, 0.0, 2.0]
+    standings = scores.standings.collect().sort(pl.col("pair").cast(pl.Int64))
+    assert standings["total"].to_list() == [10.0, 2.0, 5.0, 7.0, 2.0, 10.0, 7.0, 5.0]
+
+
+def test_packed_keys_keep_the_order_of_the_tuple_or_become_structs():
+    frame = pl.DataFrame({"a": [2, 1, 1, None], "b": [0, 7, 3, 5]})
+    parts = [pl.col("a"), pl.col("b")]
+    narrow = frame.select(packed(parts, packed_bounds(frame, parts), "k"))["k"]
+    assert narrow.dtype == pl.Int64
+    assert narrow.arg_sort().to_list() == [3, 2, 1, 0]  # null first, then (1, 3), (1, 7), (2, 0)
+    wide = frame.select(packed(parts, [(0, 2**40), (0, 2**40)], "k"))["k"]
+    assert wide.dtype == pl.Struct
+    assert wide.arg_sort().to_list() == [3, 2, 1, 0]

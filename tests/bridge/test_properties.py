@@ -49,3 +49,41 @@ def test_imp_methods_are_antisymmetric(scores, method):
     assert ns == [-v for v in ew]
     if method in ("cavendish", "cavendish_avg"):  # every comparison is counted both ways
         assert abs(sum(ns)) < 1e-9
+
+
+def _kept_for_datum(scores: list[int]) -> list[int]:
+    """KOPS trimming, as a plain list: ⌈n/4⌉ dropped each side (1 for n = 5)."""
+    n = len(scores)
+    k = 1 if n == 5 else -(-n // 4)
+    k = min(k, (n - 1) // 2)
+    return sorted(scores)[k : n - k]
+
+
+@FAST
+@given(
+    boards=st.lists(
+        st.lists(st.sampled_from([-200, -100, 0, 110, 140, 420, 450, 620]), min_size=1,
+                 max_size=13),
+        min_size=1,
+        max_size=3,
+    )
+)  # fmt: skip
+def test_ranks_and_datums_match_a_plain_model(boards):
+    """The ranks read from one sort (`frames`) against counting by hand, with many ties:
+    matchpoints from zero (all boards full, so no Neuberg) and Butler datums."""
+    n = max(len(b) for b in boards)
+    boards = [(b * n)[:n] for b in boards]  # every board played at all n tables
+    rows = [row for i, b in enumerate(boards, start=1) for row in board_scores(i, b)]
+    mp = score("matchpoints", rows).board_results.collect()
+    butler = score("butler", rows).board_results.collect()
+    for i, b in enumerate(boards, start=1):
+        ns = mp.filter((pl.col("board") == i) & (pl.col("direction") == "NS"))
+        ns = ns.sort(pl.col("pair").cast(pl.Int64))
+        expected = [2 * sum(o < s for o in b) + sum(o == s for o in b) - 1 for s in b]
+        assert ns["mp"].to_list() == [float(v) for v in expected]
+        datums = butler.filter(pl.col("board") == i)["datum"].unique().to_list()
+        if n >= 3:
+            kept = _kept_for_datum(b)
+            total = sum(kept)
+            datum = (abs(total) // (10 * len(kept))) * 10 * (1 if total >= 0 else -1)
+            assert datums == [datum]

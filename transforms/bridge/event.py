@@ -220,7 +220,7 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
     )
 
 
-def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.LazyFrame:
+def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.DataFrame:
     """The traveller lines of the events, with their month and round size, materialised once:
     the method values, the three outputs (and the nightly's separate collects) derive from
     them instead of re-running the text parsing each."""
@@ -235,17 +235,18 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.LazyFrame:
     )  # fmt: skip
     if lines["ev"].null_count():  # lines of events not given are not scored
         lines = lines.filter(pl.col("ev").is_not_null())
-    return traveller_lines(lines).lazy()
+    return traveller_lines(lines)
 
 
 def _score_group(
-    opts: BridgeOptions, info: pl.DataFrame, lines: pl.LazyFrame, penalties: pl.LazyFrame
+    opts: BridgeOptions, info: pl.DataFrame, lines: pl.DataFrame, penalties: pl.LazyFrame
 ) -> EventScores:
     method = opts.method
     mp = method in MP_METHODS
     ids = info["event_id"]
-    line_issues = traveller_issues(lines)
-    scored = _method_values(lines.filter(pl.col("usable")), opts).collect().lazy()
+    line_issues = traveller_issues(lines.lazy())
+    usable = lines if lines["usable"].all() else lines.filter(pl.col("usable"))
+    scored = _method_values(usable.lazy(), opts).collect().lazy()
     pair_boards = (
         assign_rounds(pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)]))
         .collect()
