@@ -30,10 +30,13 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-import polars as pl
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+# isort: off
+import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+import polars as pl  # noqa: E402
+# isort: on
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
@@ -125,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
         "goal_ratio": 2.0,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "allocator": os.environ.get("_RJEM_MALLOC_CONF"),  # flows/allocator.py
     }
     print(json.dumps(result, indent=2))
     out = RESULTS if args.rows == DEFAULT_ROWS else RESULTS.with_name(f"bridge_{args.rows}.json")

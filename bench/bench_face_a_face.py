@@ -29,10 +29,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import polars as pl
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+# isort: off
+import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+import polars as pl  # noqa: E402
+# isort: on
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
@@ -118,6 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
         # whole process (generation included when the data had to be generated)
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "allocator": os.environ.get("_RJEM_MALLOC_CONF"),  # flows/allocator.py
     }
     print(json.dumps(result, indent=2))
     if args.matches == 1_000_000:

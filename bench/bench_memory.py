@@ -19,11 +19,14 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+
+# isort: off
+import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+import polars as pl  # noqa: E402
+# isort: on
 
 from bench_simultane import MONTH_START, generate  # noqa: E402
 

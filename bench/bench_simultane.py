@@ -23,11 +23,14 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-import polars as pl
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+# isort: off
+import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+# isort: on
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
@@ -235,7 +238,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--only", choices=("scoring", "monthly"), default=None)
     args = parser.parse_args(argv)
-    figures: dict = {"machine_load_1min_before": round(os.getloadavg()[0], 2)}
+    figures: dict = {
+        "machine_load_1min_before": round(os.getloadavg()[0], 2),
+        "allocator": os.environ.get("_RJEM_MALLOC_CONF"),  # flows/allocator.py
+    }
     if args.only != "monthly":
         figures["scoring"] = bench_scoring(args.rows, args.seed)
         print(json.dumps(figures, indent=2), flush=True)

@@ -217,6 +217,8 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
         "ev",
         pl.col(f"{suffix}_key").alias("pair_key"),
         pl.col(f"{other_suffix}_key").alias("opponent_key"),
+        # the scored line and the side this row comes from (see `_with_pair_names`)
+        (2 * pl.col("line_row") + (0 if ns else 1)).alias("row"),
     )
 
 
@@ -246,13 +248,11 @@ def _score_group(
     ids = info["event_id"]
     line_issues = traveller_issues(lines.lazy())
     usable = lines if lines["usable"].all() else lines.filter(pl.col("usable"))
-    scored = _method_values(usable.lazy(), opts).collect().lazy()
-    pair_boards = (
-        assign_rounds(pl.concat([_pair_view(scored, "NS", mp), _pair_view(scored, "EW", mp)]))
-        .collect()
-        .with_row_index("row")
+    scored = _method_values(usable.lazy(), opts).collect().with_row_index("line_row")
+    pair_boards = assign_rounds(
+        pl.concat([_pair_view(scored.lazy(), "NS", mp), _pair_view(scored.lazy(), "EW", mp)])
     )
-    board_results = pair_boards.lazy().select(
+    board_results = pair_boards.select(
         "month",
         "event_id",
         _section_out(),
@@ -276,17 +276,25 @@ def _score_group(
         "computed_score",
     )
 
-    tops = scored.group_by("ev").agg(
-        pl.col("event_id").first(),
-        (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100"),
+    tops = (
+        scored.lazy()
+        .group_by("ev")
+        .agg(
+            pl.col("event_id").first(),
+            (pl.col("top_x100").max() if mp else pl.lit(None, pl.Int64)).alias("top_x100"),
+        )
     )
     penalty_totals, penalty_issues = penalty_points(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
     vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
+    # the totals need a few integer columns of the pair rows: only those are materialised (the
+    # board results are, once, by the caller's collect)
+    pair_values = pair_boards.select(PAIR_KEY, "round", "real", "mp_x100", "top_x100", "imp",
+                                     "row").collect()  # fmt: skip
     if mp:
         totals = (
-            pair_boards.lazy()
+            pair_values.lazy()
             .group_by(PAIR_KEY)
             .agg(
                 pl.col("row").first(),
@@ -297,18 +305,18 @@ def _score_group(
             )
         )
     else:
-        totals = _imp_totals(pair_boards, opts, vp)
-    totals = _with_pair_names(totals.collect(), pair_boards)
+        totals = _imp_totals(pair_values, opts, vp)
+    totals = _with_pair_names(totals.collect(), scored)
     standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
     issues = _issues(line_issues, penalty_issues, info, opts, vp)
     return EventScores(board_results, standings, issues)
 
 
-def _imp_totals(pair_boards: pl.DataFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
+def _imp_totals(pair_values: pl.DataFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
     """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
-    round_key = frame_key(pair_boards, [PAIR_KEY, "round"], "round_key")
+    round_key = frame_key(pair_values, [PAIR_KEY, "round"], "round_key")
     rounds = (
-        pair_boards.lazy()
+        pair_values.lazy()
         .group_by(round_key)
         .agg(
             pl.col(PAIR_KEY).first(),
@@ -341,10 +349,14 @@ def _imp_totals(pair_boards: pl.DataFrame, opts: BridgeOptions, vp: bool) -> pl.
     )
 
 
-def _with_pair_names(totals: pl.DataFrame, pair_boards: pl.DataFrame) -> pl.DataFrame:
+def _with_pair_names(totals: pl.DataFrame, scored: pl.DataFrame) -> pl.DataFrame:
     """Totals grouped by a pair's integer key get the pair's names back from one of its rows
-    (`row`): a gather, much cheaper than carrying the texts through the group-bys."""
-    names = pair_boards.select("event_id", "section", "pair", "month", "ev")[totals["row"]]
+    (`row` = 2 × scored line + 1 for the EW side): a gather, much cheaper than carrying the
+    texts through the group-bys."""
+    rows = totals["row"]
+    names = scored.select("event_id", "section", "month", "ev", "ns_pair", "ew_pair")[rows // 2]
+    pair = pl.when(rows % 2 == 0).then(pl.col("ns_pair")).otherwise(pl.col("ew_pair"))
+    names = names.with_columns(pair.alias("pair")).drop("ns_pair", "ew_pair")
     return pl.concat([totals.drop("row"), names], how="horizontal")
 
 
