@@ -6,7 +6,8 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.bridge.conftest import board_scores, score
+from tests.bridge.conftest import RESULT_SCHEMA, board_scores, score
+from transforms.bridge.travellers import traveller_lines
 
 SCORES = st.integers(min_value=-200, max_value=200).map(lambda v: v * 10)
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -87,3 +88,34 @@ def test_ranks_and_datums_match_a_plain_model(boards):
             total = sum(kept)
             datum = (abs(total) // (10 * len(kept))) * 10 * (1 if total >= 0 else -1)
             assert datums == [datum]
+
+
+@FAST
+@given(
+    tables=st.lists(
+        st.tuples(st.sampled_from(["E1", "E2", "E3"]), st.sampled_from(["", "A", "B"]),
+                  st.text("0123456789xyz", min_size=1, max_size=3),
+                  st.text("0123456789xyz", min_size=1, max_size=3)),
+        min_size=1,
+        max_size=30,
+    )
+)  # fmt: skip
+def test_pair_keys_identify_event_section_and_pair(tables):
+    """One integer key per (event, section, pair), whichever side the pair sat."""
+    rows = [
+        {"event_id": e, "section": s, "board": 1, "ns_pair": ns, "ew_pair": ew, "score_ns": 100}
+        for e, s, ns, ew in tables
+    ]
+    results = pl.DataFrame(
+        [{name: row.get(name) for name in RESULT_SCHEMA} for row in rows], schema=RESULT_SCHEMA
+    ).with_columns(pl.col("event_id").str.slice(1).cast(pl.Int64).alias("ev"))
+    lines = traveller_lines(results)
+    seats = pl.concat(
+        [
+            lines.select("event_id", "section", pl.col(f"{side}_pair").alias("pair"),
+                         pl.col(f"{side}_key").alias("key"))
+            for side in ("ns", "ew")
+        ]
+    ).unique()  # fmt: skip
+    assert seats.select("event_id", "section", "pair").n_unique() == seats.height
+    assert seats["key"].n_unique() == seats.height

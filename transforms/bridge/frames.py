@@ -62,9 +62,8 @@ def frame_key(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Expr
 
 
 def codes(column: str, categories: str) -> pl.Expr:
-    """Text as a non-negative integer code (0 = null), equal codes for equal texts: the
+    """Text as an integer code (UInt32, null for null), equal codes for equal texts: the
     physical code of a named Polars `Categories`, so the same text gets the same code in every
     frame of the process."""
     category = pl.Categorical(pl.Categories(f"duplirank.bridge.{categories}"))
-    code = pl.col(column).cast(pl.String).cast(category).to_physical().cast(pl.Int64) + 1
-    return code.fill_null(0)
+    return pl.col(column).cast(category).to_physical()

@@ -21,7 +21,7 @@ VULNERABILITIES = ("None", "NS", "EW", "All")
 
 def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
     """Bronze `bridge.result` rows carrying `ev` (an integer number of their event), with
-    section null -> "", `line_id`, `contract_score`,
+    section "" -> null, `line_id`, `contract_score`,
     `computed_score`, `adj_ns`, `adj_ew`, `real`, `usable`, the final `score_ns`, and the
     keys and positions of `frames`: `gid`, `ns_key`, `ew_key`, `m`, `below`, `ties`,
     `order`."""
@@ -40,16 +40,16 @@ def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
     )
     if "round" not in names:
         results = results.with_columns(pl.lit(None, pl.Int64).alias("round"))
-    lines = (
-        results.drop("vulnerable", strict=False)
-        .with_columns(pl.col("section").fill_null(""))
-        .with_columns(
-            pl.coalesce(given_vul, board_vul).fill_null(0).alias("vul"),
-            codes("section", "section").alias("sec"),
-            codes("ns_pair", "pair").alias("ns_code"),
-            codes("ew_pair", "pair").alias("ew_code"),
-            *[codes(column, kind).alias(f"{column}_code") for column, kind in TEXT_CODES.items()],
+    if results["section"].eq("").any():  # no section: null (a fill of "" would copy them all)
+        results = results.with_columns(
+            pl.when(pl.col("section") != "").then(pl.col("section")).alias("section")
         )
+    lines = results.drop("vulnerable", strict=False).with_columns(
+        pl.coalesce(given_vul, board_vul).fill_null(0).alias("vul"),
+        codes("section", "section").alias("sec"),
+        codes("ns_pair", "pair").alias("ns_code"),
+        codes("ew_pair", "pair").alias("ew_code"),
+        *[codes(column, kind).alias(f"{column}_code") for column, kind in TEXT_CODES.items()],
     )
     lines = _with_scores(lines)
     return _with_positions(lines)
@@ -113,9 +113,9 @@ def _with_positions(lines: pl.DataFrame) -> pl.DataFrame:
     sort_key = packed(
         [*group, rank_part], [*packed_bounds(lines, group), (0, hi - lo + 1)], "sort_key"
     )
-    pair_parts = [pl.col("ev"), pl.col("sec"), pl.col("ns_code")]
-    pair_bounds = packed_bounds(lines, [pl.col("ev"), pl.col("sec"), pl.max_horizontal(
-        "ns_code", "ew_code")])  # fmt: skip
+    # NS and EW pairs share one key space: the pair code's bounds cover both columns
+    ns, ew = packed_bounds(lines, [pl.col("ns_code"), pl.col("ew_code")])
+    pair_bounds = [*packed_bounds(lines, group[:2]), (min(ns[0], ew[0]), max(ns[1], ew[1]))]
     index = pl.int_range(pl.len(), dtype=pl.Int64)
     first_of_group = pl.col("gid").ne_missing(pl.col("gid").shift(1))
     first_of_tie = first_of_group | real.ne_missing(real.shift(1))
@@ -126,8 +126,8 @@ def _with_positions(lines: pl.DataFrame) -> pl.DataFrame:
     lines = lines.with_columns(
         index.cast(pl.UInt32).alias("line_id"),
         sort_key,
-        packed(pair_parts, pair_bounds, "ns_key"),
-        packed([pl.col("ev"), pl.col("sec"), pl.col("ew_code")], pair_bounds, "ew_key"),
+        packed([*group[:2], pl.col("ns_code")], pair_bounds, "ns_key"),
+        packed([*group[:2], pl.col("ew_code")], pair_bounds, "ew_key"),
     )
     # only the few columns the positions need are sorted, and put back in line order
     positions = (
@@ -191,8 +191,12 @@ def traveller_issues(lines: pl.LazyFrame) -> pl.LazyFrame:
             pl.format("artificial score {} not understood", pl.col("adjusted")),
         ),
     ]
-    flagged = lines.filter(pl.any_horizontal([flag for _, flag, _ in checks])).select(
-        *LINE_KEYS,
+    flagged = lines.filter(
+        pl.any_horizontal([flag for _, flag, _ in checks])
+    ).select(
+        *LINE_KEYS[:1],
+        pl.col("section").fill_null(""),  # keys name a line without section with ""
+        *LINE_KEYS[2:],
         *[flag.alias(f"_is_{kind}") for kind, flag, _ in checks],
         *[detail.alias(f"_detail_{kind}") for kind, _, detail in checks],
     )
