@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 
 # Point difference from which 1, 2, ... 24 IMPs are scored.
@@ -19,8 +21,13 @@ def imps(difference: pl.Expr, cap: int | None = None) -> pl.Expr:
     Every threshold is a multiple of 10, so the IMPs of |d| are those of 10·⌊|d|/10⌋: one
     lookup in a table of 401 entries (|d| ≥ 4000 all score the top), exact for any integer."""
     size = (difference.abs() // 10).clip(upper_bound=LAST_STEP)
-    table = pl.Series([imps_of(10 * step, cap) for step in range(LAST_STEP + 1)], dtype=pl.Int64)
-    return (difference.sign().cast(pl.Int64) * pl.lit(table).gather(size)).cast(pl.Int64)
+    return (difference.sign().cast(pl.Int64) * pl.lit(_table(cap)).gather(size)).cast(pl.Int64)
+
+
+@cache
+def _table(cap: int | None) -> pl.Series:
+    """IMPs of 0, 10, 20, ... 4000 points."""
+    return pl.Series([imps_of(10 * step, cap) for step in range(LAST_STEP + 1)], dtype=pl.Int64)
 
 
 def imps_of(difference: int, cap: int | None = None) -> int:
