@@ -155,3 +155,13 @@ def test_many_events_with_different_methods_and_sections():
     assert mp_a["mp"].to_list() == [4.0, 2.0, 0.0]  # N = 3 for the whole event
     imp = ns_values(score("butler", board_scores(1, [420, 400, -50])), "imp")
     assert imp == [1.0, 0.0, -10.0]
+
+
+def test_empty_and_missing_sections_are_one_group_published_as_null():
+    rows = board_scores(1, [420, 400, -50, 100])
+    rows = [r | {"section": ""} for r in rows[:2]] + rows[2:]
+    scores = score("matchpoints", rows)
+    board = scores.board_results.collect()
+    assert board["section"].null_count() == board.height == 8
+    assert ns_values(scores, "mp") == [6.0, 4.0, 0.0, 2.0]  # one group of four
+    assert scores.standings.collect()["section"].null_count() == 8

@@ -16,7 +16,7 @@ import polars as pl
 
 from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
-from transforms.bridge.frames import frame_key
+from transforms.bridge.frames import packed, packed_bounds
 from transforms.bridge.matchpoints import matchpoints
 from transforms.bridge.options import MP_METHODS, BridgeOptions
 from transforms.bridge.penalties import penalty_points
@@ -255,7 +255,7 @@ def _score_group(
     board_results = pair_boards.select(
         "month",
         "event_id",
-        _section_out(),
+        "section",
         "board",
         "pair",
         "direction",
@@ -288,45 +288,49 @@ def _score_group(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
     vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
-    # the totals need a few integer columns of the pair rows: only those are materialised (the
-    # board results are, once, by the caller's collect)
-    pair_values = pair_boards.select(PAIR_KEY, "round", "real", "mp_x100", "top_x100", "imp",
-                                     "row").collect()  # fmt: skip
+    # the totals stream over the pair rows (the board results are materialised once, by the
+    # caller's collect)
     if mp:
-        totals = (
-            pair_values.lazy()
-            .group_by(PAIR_KEY)
-            .agg(
-                pl.col("row").first(),
-                pl.len().cast(pl.Int64).alias("boards"),
-                pl.col("real").sum().alias("real_boards"),
-                pl.col("mp_x100").sum().alias("total_x100"),
-                pl.col("top_x100").max().alias("top_x100"),
-            )
+        totals = pair_boards.group_by(PAIR_KEY).agg(
+            pl.col("row").first(),
+            pl.len().cast(pl.Int64).alias("boards"),
+            pl.col("real").sum().alias("real_boards"),
+            pl.col("mp_x100").sum().alias("total_x100"),
+            pl.col("top_x100").max().alias("top_x100"),
         )
     else:
-        totals = _imp_totals(pair_values, opts, vp)
+        totals = _imp_totals(pair_boards, _round_key(scored), opts, vp)
     totals = _with_pair_names(totals.collect(), scored)
     standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
     issues = _issues(line_issues, penalty_issues, info, opts, vp)
     return EventScores(board_results, standings, issues)
 
 
-def _imp_totals(pair_values: pl.DataFrame, opts: BridgeOptions, vp: bool) -> pl.LazyFrame:
+def _round_key(scored: pl.DataFrame) -> pl.Expr:
+    """One key per (pair, round) of the pair rows of `scored`. A round number is at most the
+    largest of the given rounds, of the board numbers (rounds from boards per round) and of the
+    number of lines (rounds counted from opponent changes)."""
+    if not scored.schema["ns_key"].is_integer():
+        return pl.struct(PAIR_KEY, "round").alias("round_key")
+    ns, ew, rounds, boards = packed_bounds(scored, [pl.col(c) for c in (
+        "ns_key", "ew_key", "round", "board")])  # fmt: skip
+    pair = (min(ns[0], ew[0]), max(ns[1], ew[1]))
+    most = max(rounds[1], boards[1], scored.height)
+    return packed([pl.col(PAIR_KEY), pl.col("round")], [pair, (0, most)], "round_key")
+
+
+def _imp_totals(
+    pair_boards: pl.LazyFrame, round_key: pl.Expr, opts: BridgeOptions, vp: bool
+) -> pl.LazyFrame:
     """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
-    round_key = frame_key(pair_values, [PAIR_KEY, "round"], "round_key")
-    rounds = (
-        pair_values.lazy()
-        .group_by(round_key)
-        .agg(
-            pl.col(PAIR_KEY).first(),
-            pl.col("row").first(),
-            pl.len().cast(pl.Int64).alias("boards"),
-            pl.col("real").sum().alias("real_boards"),
-            # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
-            # depends on the summing order; rounded off so totals, caps and VP are exact
-            pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
-        )
+    rounds = pair_boards.group_by(round_key).agg(
+        pl.col(PAIR_KEY).first(),
+        pl.col("row").first(),
+        pl.len().cast(pl.Int64).alias("boards"),
+        pl.col("real").sum().alias("real_boards"),
+        # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
+        # depends on the summing order; rounded off so totals, caps and VP are exact
+        pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
     )
     capped = opts.method in ("butler", "sunday_times") and not opts.bog and not vp
     if capped:
@@ -396,7 +400,7 @@ def _standings(
     return frame.select(
         "month",
         "event_id",
-        _section_out(),
+        "section",
         "pair",
         pl.lit(method).alias("method"),
         "total",
@@ -443,11 +447,6 @@ def _issues(
             )
         )
     return pl.concat(parts).with_columns(pl.col("month").cast(pl.String))
-
-
-def _section_out() -> pl.Expr:
-    """Section "" (none given) back to null for the published tables."""
-    return pl.when(pl.col("section") != "").then(pl.col("section")).alias("section")
 
 
 def hundredths(value: pl.Expr) -> pl.Expr:

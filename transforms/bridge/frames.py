@@ -52,15 +52,6 @@ def packed_bounds(frame: pl.DataFrame, parts: Sequence[pl.Expr]) -> list[tuple[i
     return [(int(row[i] or 0), int(row[n + i] or 0)) for i in range(n)]
 
 
-def frame_key(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Expr:
-    """`packed` over columns of a frame; a struct when one of them is not an integer (a key
-    that is itself a struct)."""
-    if not all(frame.schema[c].is_integer() for c in columns):
-        return pl.struct(*columns).alias(name)
-    parts = [pl.col(c) for c in columns]
-    return packed(parts, packed_bounds(frame, parts), name)
-
-
 def codes(column: str, categories: str) -> pl.Expr:
     """Text as an integer code (UInt32, null for null), equal codes for equal texts: the
     physical code of a named Polars `Categories`, so the same text gets the same code in every
