@@ -161,6 +161,23 @@ def score_events(
     )
 
 
+# What the methods read of a traveller line (`frames`, `travellers.traveller_lines`).
+METHOD_INPUT = ["line_id", "ev", "gid", "m", "below", "ties", "order", "real", "score_ns",
+                "adj_ns", "adj_ew"]  # fmt: skip
+
+
+def _with_method_values(lines: pl.DataFrame, opts: BridgeOptions) -> pl.DataFrame:
+    """`lines` and the method's columns. The method runs on the few columns it reads and its
+    new columns are put beside the lines (running it on all of them would copy them all)."""
+    values = _method_values(lines.lazy().select(METHOD_INPUT), opts).collect()
+    if not values["line_id"].equals(lines["line_id"]):  # a join inside may reorder the rows
+        values = values.sort("line_id")
+        if not values["line_id"].equals(lines["line_id"]):
+            raise RuntimeError("method values do not line up with the traveller lines")
+    new = [name for name in values.columns if name not in METHOD_INPUT]
+    return lines.hstack(values.select(new).get_columns())
+
+
 def _method_values(lines: pl.LazyFrame, opts: BridgeOptions) -> pl.LazyFrame:
     method = opts.method
     if method == "matchpoints":
@@ -248,7 +265,7 @@ def _score_group(
     ids = info["event_id"]
     line_issues = traveller_issues(lines.lazy())
     usable = lines if lines["usable"].all() else lines.filter(pl.col("usable"))
-    scored = _method_values(usable.lazy(), opts).collect().with_row_index("line_row")
+    scored = _with_method_values(usable, opts).with_row_index("line_row")
     pair_boards = assign_rounds(
         pl.concat([_pair_view(scored.lazy(), "NS", mp), _pair_view(scored.lazy(), "EW", mp)])
     )
