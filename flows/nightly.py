@@ -12,11 +12,13 @@ crashed leaves its months marked dirty in the manifest: the next run rebuilds th
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from datetime import date
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
 
 from flows import pipeline
@@ -138,8 +140,17 @@ def backfill(settings: Settings, first: str, last: str) -> pipeline.Summary:
 
 
 def _run(flow_fn, **kwargs):
-    """Run a flow; a user error inside it comes back as a UserError, others re-raise."""
-    state = flow_fn(**kwargs, return_state=True)
+    """Run a flow; a user error inside it comes back as a UserError, others re-raise.
+
+    With Prefect's temporary server (no `PREFECT_API_URL`) the flow-run heartbeat is turned
+    off: nothing watches it, and stopping its thread made every run wait up to one second more
+    (the thread sleeps in 1 s steps; measured: a run with nothing new took 1.06 s, 0.16 s
+    without). With a real server the heartbeat stays (crash detection)."""
+    if os.environ.get("PREFECT_API_URL"):
+        state = flow_fn(**kwargs, return_state=True)
+    else:
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            state = flow_fn(**kwargs, return_state=True)
     if state.is_failed() and (state.message or "").startswith(USER_ERROR):
         raise UserError(state.message[len(USER_ERROR) :])
     return state.result()
@@ -152,8 +163,6 @@ def serve(settings: Settings) -> None:
     (`prefect server start`) and `PREFECT_API_URL` pointing at it (see the README), or use an
     OS timer (cron/systemd) calling `duplirank nightly` instead.
     """
-    import os
-
     if not os.environ.get("PREFECT_API_URL"):
         raise UserError(
             "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "

@@ -239,3 +239,21 @@ def test_chart_of_a_player_from_the_published_blocks(sample_warehouse, tmp_path,
     argv[3] = "nobody"
     assert cli.main([*argv, "--warehouse", str(sample_warehouse)]) == 2
     assert "no results for player nobody" in capsys.readouterr().err
+
+
+def test_flows_run_without_heartbeat_on_the_temporary_server(harness, monkeypatch):
+    """Nothing watches heartbeats on Prefect's temporary server, and stopping the heartbeat
+    thread cost every run up to a second; with a real server (PREFECT_API_URL) it stays."""
+    from prefect import flow
+    from prefect.settings import get_current_settings
+
+    from flows.nightly import _run
+
+    @flow
+    def heartbeat_setting() -> int | None:
+        return get_current_settings().flows.heartbeat_frequency
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    assert _run(heartbeat_setting) is None
+    monkeypatch.setenv("PREFECT_API_URL", get_current_settings().api.url or "")
+    assert _run(heartbeat_setting) == 180

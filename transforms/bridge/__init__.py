@@ -4,7 +4,8 @@
 - `boards.py`       vulnerability and dealer from the board number
 - `contracts.py`    the duplicate score of a contract (Laws 77/2)
 - `adjusted.py`     artificial scores (A60/A40, A50, ...)
-- `travellers.py`   traveller lines ready for scoring, and their data issues
+- `travellers.py`   traveller lines ready for scoring (one sort gives every rank), data issues
+- `frames.py`       integer keys (packed into one Int64, or a struct) and rank positions
 - `matchpoints.py`  matchpoints from zero, Neuberg (exact hundredths), M < 4, traditional
 - `three_tables.py` Marek Peszke's 3-table table
 - `imps.py`         the IMP scale (and its Cavendish cap)

@@ -21,10 +21,10 @@ VULNERABILITIES = ("None", "NS", "EW", "All")
 
 def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
     """Bronze `bridge.result` rows carrying `ev` (an integer number of their event), with
-    section "" -> null, `line_id`, `contract_score`,
-    `computed_score`, `adj_ns`, `adj_ew`, `real`, `usable`, the final `score_ns`, and the
-    keys and positions of `frames`: `gid`, `ns_key`, `ew_key`, `m`, `below`, `ties`,
-    `order`."""
+    section "" -> null, `line_id` (the row number), `contract_score`, `computed_score`,
+    `adj_ns`, `adj_ew`, `real`, `usable`, the final `score_ns`, and the keys and positions of
+    `frames`: `gid`, `ns_key`, `ew_key`, `m`, `below`, `ties`, `order`. Rows stay in their
+    order."""
     names = results.columns
     # a given vulnerability (a `vulnerable` column, or `vulnerable` in the extra JSON, as the
     # PBN reader writes it) wins over the board-number cycle
