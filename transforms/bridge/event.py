@@ -329,8 +329,8 @@ def _round_key(scored: pl.DataFrame) -> pl.Expr:
     number of lines (rounds counted from opponent changes)."""
     if not scored.schema["ns_key"].is_integer():
         return pl.struct(PAIR_KEY, "round").alias("round_key")
-    ns, ew, rounds, boards = packed_bounds(scored, [pl.col(c) for c in (
-        "ns_key", "ew_key", "round", "board")])  # fmt: skip
+    columns = [pl.col(name) for name in ("ns_key", "ew_key", "round", "board")]
+    ns, ew, rounds, boards = packed_bounds(scored, columns)
     pair = (min(ns[0], ew[0]), max(ns[1], ew[1]))
     most = max(rounds[1], boards[1], scored.height)
     return packed([pl.col(PAIR_KEY), pl.col("round")], [pair, (0, most)], "round_key")

@@ -3,7 +3,8 @@
 Values are integer hundredths of a matchpoint (`mp_ns_x100`), so Neuberg's rounding to 0.01
 with an exact .005 toward the average is exact integer arithmetic, never float rounding.
 
-Input lines: the comparison group columns, `real` (a real score), `score_ns`, `adj_ns`, `adj_ew`.
+Input lines: those of `travellers.traveller_lines` (`real`, `ev`, `m`, `below`, `ties`, `adj_ns`,
+`adj_ew`): the ranks are read from the positions of `frames`, not computed here.
 """
 
 from __future__ import annotations
