@@ -16,20 +16,18 @@ PENALTY_SCHEMA = RECORD_TYPES["bridge.penalty"].schema()
 
 
 def results_frame(rows: list[dict], event_id: str = "E1") -> pl.LazyFrame:
-    full = [{"event_id": event_id} | row for row in rows]
-    return pl.DataFrame(
-        [{name: row.get(name) for name in RESULT_SCHEMA} for row in full],
-        schema=RESULT_SCHEMA,
-        orient="row",
-    ).lazy()
+    return _bronze(rows, event_id, RESULT_SCHEMA)
 
 
 def penalties_frame(rows: list[dict], event_id: str = "E1") -> pl.LazyFrame:
+    return _bronze(rows, event_id, PENALTY_SCHEMA)
+
+
+def _bronze(rows: list[dict], event_id: str, schema: dict) -> pl.LazyFrame:
+    """Rows of one event in a bronze schema (missing fields null)."""
     full = [{"event_id": event_id} | row for row in rows]
     return pl.DataFrame(
-        [{name: row.get(name) for name in PENALTY_SCHEMA} for row in full],
-        schema=PENALTY_SCHEMA,
-        orient="row",
+        [{name: row.get(name) for name in schema} for row in full], schema=schema, orient="row"
     ).lazy()
 
 

@@ -49,3 +49,18 @@ def imp_sides(real_imps: pl.Expr, imps_per_10pct: float) -> list[pl.Expr]:
         .otherwise(adjusted_imps(pl.col("adj_ew"), imps_per_10pct))
         .alias("imp_ew"),
     ]
+
+
+def mp_sides(real_ns: pl.Expr, real_ew: pl.Expr, top: pl.Expr | int) -> list[pl.Expr]:
+    """`mp_ns_x100`, `mp_ew_x100`, `top_x100` of each line: a real score's matchpoints (in
+    hundredths), or each side's artificial percentage of the top (every matchpoint method
+    shares this)."""
+    real = pl.col("real")
+    top = pl.lit(top, pl.Int64) if isinstance(top, int) else top
+    return [
+        pl.when(real).then(real_ns).otherwise(pl.col("adj_ns") * top).cast(pl.Int64)
+        .alias("mp_ns_x100"),
+        pl.when(real).then(real_ew).otherwise(pl.col("adj_ew") * top).cast(pl.Int64)
+        .alias("mp_ew_x100"),
+        (100 * top).cast(pl.Int64).alias("top_x100"),
+    ]  # fmt: skip

@@ -23,11 +23,6 @@ def real_score() -> pl.Expr:
     return pl.when(pl.col("real")).then(pl.col("score_ns"))
 
 
-def real_count() -> pl.Expr:
-    """M: how many real scores the line's comparison group has."""
-    return pl.col("m")
-
-
 def packed(parts: Sequence[pl.Expr], bounds: Sequence[tuple[int, int]], name: str) -> pl.Expr:
     """One Int64 key for integer parts within `bounds` (lo, hi) when their widths fit in 63
     bits: equality and order are those of the tuple (a null part first), and Polars sorts and

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from transforms.bridge.adjusted import mp_sides
+
 # Exception M < 4 (when N >= 4): the worst score's % of the top; each better rank adds 10 %.
 FIXED_PCT_BASE = {1: 60, 2: 55, 3: 50}
 
@@ -49,15 +51,5 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
         real_ns = 100 * (x + n - m)
         real_ew = 100 * top - real_ns
     return lines.with_columns(m.max().over("ev").alias("n")).with_columns(
-        pl.when(pl.col("real"))
-        .then(real_ns)
-        .otherwise(pl.col("adj_ns") * top)
-        .cast(pl.Int64)
-        .alias("mp_ns_x100"),
-        pl.when(pl.col("real"))
-        .then(real_ew)
-        .otherwise(pl.col("adj_ew") * top)
-        .cast(pl.Int64)
-        .alias("mp_ew_x100"),
-        (100 * top).cast(pl.Int64).alias("top_x100"),
+        mp_sides(real_ns, real_ew, top)
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.bridge.frames import GROUP, real_count, real_score
+from transforms.bridge.adjusted import mp_sides
+from transforms.bridge.frames import GROUP, real_score
 
 TOP = 16
 # PESZKE[a−b bucket][b−c bucket] = NS points for A, B, C.
@@ -52,21 +53,9 @@ def three_tables(lines: pl.LazyFrame, missing_as_average: bool = True) -> pl.Laz
             real.max().over(GROUP).alias("a"),
             real.min().over(GROUP).alias("c"),
             real.sum().over(GROUP).alias("total"),
-            (real_count() - pl.col("order") + 1).alias("order"),  # 1 = A, the best for NS
+            (pl.col("m") - pl.col("order") + 1).alias("order"),  # 1 = A, the best for NS
             (~pl.col("real")).sum().over(GROUP).cast(pl.Int64).alias("artificial"),
         )
-        .with_columns(
-            pl.when(pl.col("real"))
-            .then(real_ns)
-            .otherwise(pl.col("adj_ns") * TOP)
-            .cast(pl.Int64)
-            .alias("mp_ns_x100"),
-            pl.when(pl.col("real"))
-            .then(100 * TOP - real_ns)
-            .otherwise(pl.col("adj_ew") * TOP)
-            .cast(pl.Int64)
-            .alias("mp_ew_x100"),
-            pl.lit(100 * TOP, pl.Int64).alias("top_x100"),
-        )
+        .with_columns(mp_sides(real_ns, 100 * TOP - real_ns, TOP))
         .drop("a", "c", "total", "artificial")
     )
