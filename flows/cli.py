@@ -14,7 +14,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from flows.warehouse import UserError
+from flows.errors import UserError
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
@@ -44,7 +44,7 @@ def _settings(args):
 
 
 def cmd_ingest(args) -> int:
-    from flows.pipeline import run_ingest
+    from flows.nightly import run_ingest
 
     summary = run_ingest(_settings(args), [Path(p) for p in args.paths])
     print(summary.text())
@@ -57,7 +57,9 @@ def cmd_nightly(args) -> int:
     summary = nightly(settings=_settings(args), as_of=args.date)
     print(summary.text())
     if args.show:
-        print(summary.rankings(_settings(args)))
+        from flows.report import rankings_text
+
+        print(rankings_text(_settings(args).warehouse))
     return 0
 
 
@@ -66,8 +68,37 @@ def cmd_backfill(args) -> int:
 
     if args.to < args.from_:
         raise UserError(f"--to {args.to} is before --from {args.from_}")
-    summary = backfill(settings=_settings(args), first=args.from_, last=args.to)
+    summary = backfill(settings=_settings(args), first=args.from_, last=args.to, as_of=args.date)
     print(summary.text())
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from flows.storage.retention import verify
+    from flows.storage.warehouse import Warehouse
+
+    wh = Warehouse(_settings(args).warehouse)
+    problems = verify(wh)
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise UserError(
+            f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; rebuild "
+            "their months with `duplirank backfill`, or `duplirank recover`"
+        )
+    print(f"publication {wh.version()} of {wh.store.url}: every file matches its checksum")
+    return 0
+
+
+def cmd_recover(args) -> int:
+    from flows.storage.retention import recover
+    from flows.storage.warehouse import Warehouse
+
+    settings = _settings(args)
+    wh = Warehouse(settings.warehouse)
+    with wh.store.lock(settings.lock_wait_s):
+        folder = recover(wh)
+    print(f"current publication: {folder}")
     return 0
 
 
@@ -155,6 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("backfill", cmd_backfill, "recompute months from the bronze layer")
     p.add_argument("--from", dest="from_", type=_month, required=True, metavar="YYYY-MM")
     p.add_argument("--to", type=_month, required=True, metavar="YYYY-MM")
+    p.add_argument(
+        "--date", type=_date, help="as-of date for %% actuel and in_window (default: latest data)"
+    )
+
+    command("verify", cmd_verify, "check every published file against the manifest's checksums")
+    command("recover", cmd_recover, "restore the last valid publication after damage")
 
     p = command("sql", cmd_sql, "run read-only SQL against the published tables")
     p.add_argument("query")

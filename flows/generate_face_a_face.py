@@ -371,7 +371,7 @@ def ff_frames(
 
 def _bronze(frame: pl.DataFrame, record_type: str) -> pl.DataFrame:
     schema = RECORD_TYPES[record_type].schema()
-    meta = {"month": None, "extra": None, "source_file": "bench", "line_no": 0, "delivery": 0}
+    meta = {"raw_month": None, "extra": None, "source_file": "bench", "line_no": 0, "delivery": 0}
     return frame.with_columns(pl.lit(v, schema[k]).alias(k) for k, v in meta.items()).select(
         pl.col(k).cast(t) for k, t in schema.items()
     )

@@ -14,7 +14,6 @@ their event's month. A child whose parent is in neither this run nor bronze is q
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import hashlib
 import zlib
@@ -24,16 +23,10 @@ from pathlib import Path
 
 import polars as pl
 
-from flows.warehouse import Transaction, UserError, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
-from transforms.face_a_face.time_rules import match_month_expr
-from transforms.records import (
-    QUARANTINE_SCHEMA,
-    RECORD_TYPES,
-    Validated,
-    month_expr,
-    validate_lines,
-)
+from flows.errors import UserError
+from flows.storage.warehouse import Transaction, Warehouse
+from transforms.calendar import raw_month_expr
+from transforms.records import QUARANTINE_SCHEMA, RECORD_TYPES, Validated, validate_lines
 
 INGEST_LOG_SCHEMA = {
     "run_id": pl.String(),
@@ -82,6 +75,17 @@ class IngestResult:
 
     def touched(self, *record_types: str) -> set[str]:
         return set().union(*(self.months.get(t, set()) for t in record_types))
+
+    def summary_line(self) -> str:
+        read = sum(f.lines_read for f in self.files)
+        accepted = sum(f.rows_accepted for f in self.files)
+        rejected = sum(f.rows_quarantined for f in self.files)
+        skipped = sum(f.status == "already_ingested" for f in self.files)
+        unreadable = sum(f.status == "unreadable" for f in self.files)
+        return (
+            f"files: {len(self.files)} ({skipped} already ingested, {unreadable} unreadable); "
+            f"lines read: {read}, rows accepted: {accepted}, rows quarantined: {rejected}"
+        )
 
 
 def bronze_table(record_type: str) -> str:
@@ -140,34 +144,30 @@ def next_delivery(wh: Warehouse) -> int:
 
 
 def known_parents(wh: Warehouse, record_type: str, column: str) -> pl.DataFrame:
-    """(key, month) of the parents already in bronze."""
+    """(key, partition) of the parents already in bronze."""
     files = wh.files(bronze_table(record_type))
     if not files:
-        return pl.DataFrame(schema={column: pl.String(), "month": pl.String()})
-    return pl.read_parquet(files, columns=[column, "month"]).unique(column, keep="last")
+        return pl.DataFrame(schema={column: pl.String(), "raw_month": pl.String()})
+    return pl.read_parquet(files, columns=[column, "raw_month"]).unique(column, keep="last")
 
 
-def own_month(
-    record_type: str, frame: pl.DataFrame, timezone: str, ff: FaceAFaceOptions | None = None
-) -> pl.DataFrame:
-    """Month of records that carry their own time (data.md / the rules pages)."""
-    if record_type == "simultane.deal":
-        return frame.with_columns(month_expr("tournament_start", timezone).alias("month"))
-    if record_type == "ff.match":
-        opts = dataclasses.replace(FaceAFaceOptions(), timezone=timezone) if ff is None else ff
-        return frame.with_columns(match_month_expr(opts).alias("month"))
-    if record_type == "bridge.event":
-        return frame.with_columns(pl.col("date").dt.strftime("%Y-%m").alias("month"))
-    raise AssertionError(record_type)
+ANCHOR = {"simultane.deal": "tournament_start", "ff.match": "created_at", "bridge.event": "date"}
+
+
+def own_partition(record_type: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """Storage partition of records that carry their own date: the raw month of the date the
+    rules anchor them to (no setting moves it; `transforms/calendar.py`)."""
+    column = ANCHOR[record_type]
+    return frame.with_columns(
+        raw_month_expr(column, frame.schema[column]).alias("raw_month")
+    )
 
 
 def ingest(
     wh: Warehouse,
     tx: Transaction,
     paths: list[Path],
-    timezone: str,
     progress=print,
-    ff: FaceAFaceOptions | None = None,
 ) -> IngestResult:
     """Validate and stage the given files into bronze (published by the caller's commit)."""
     now = datetime.now(UTC)
@@ -241,9 +241,9 @@ def ingest(
             )
         quarantine.append(v.quarantine_frame().with_columns(pl.lit(report.sha256).alias("sha256")))
     typed = {rtype: pl.concat(parts) for rtype, parts in frames.items()}
-    for rtype in ("simultane.deal", "ff.match", "bridge.event"):
+    for rtype in ANCHOR:
         if rtype in typed:
-            typed[rtype] = own_month(rtype, typed[rtype], timezone, ff)
+            typed[rtype] = own_partition(rtype, typed[rtype])
     parents_of: dict[str, pl.DataFrame] = {}  # read once per parent type
     for rtype, (parent, column, reason) in PARENT.items():
         if rtype not in typed:
@@ -251,13 +251,13 @@ def ingest(
         if parent not in parents_of:
             parents = known_parents(wh, parent, column)
             if parent in typed:  # this run's parents win over older deliveries
-                parents = pl.concat([parents, typed[parent].select(column, "month")]).unique(
+                parents = pl.concat([parents, typed[parent].select(column, "raw_month")]).unique(
                     column, keep="last"
                 )
             parents_of[parent] = parents
         parents = parents_of[parent]
-        rows = typed[rtype].drop("month").join(parents, on=column, how="left")
-        orphans = rows.filter(pl.col("month").is_null())
+        rows = typed[rtype].drop("raw_month").join(parents, on=column, how="left")
+        orphans = rows.filter(pl.col("raw_month").is_null())
         if orphans.height:
             quarantine.append(
                 orphans.select(
@@ -268,7 +268,7 @@ def ingest(
                     pl.col("_sha").alias("sha256"),
                 )
             )
-        typed[rtype] = rows.filter(pl.col("month").is_not_null())
+        typed[rtype] = rows.filter(pl.col("raw_month").is_not_null())
 
     # Quarantined orphans need their raw text back: re-read it from the validated lines.
     empty = pl.DataFrame(schema=QUARANTINE_SCHEMA | {"sha256": pl.String()})
@@ -281,8 +281,8 @@ def ingest(
     for rtype, frame in typed.items():
         schema = list(RECORD_TYPES[rtype].schema())
         table = bronze_table(rtype)
-        for (sha, month), part in frame.group_by("_sha", "month"):
-            tx.add("bronze", table, f"month={month}", part.select(schema).sort("line_no"))
+        for (sha, month), part in frame.group_by("_sha", "raw_month"):
+            tx.add("bronze", table, f"raw_month={month}", part.select(schema).sort("line_no"))
             per_file_accepted[sha] = per_file_accepted.get(sha, 0) + part.height
             result.months.setdefault(rtype, set()).add(month)
     quarantined = quarantine_frame.group_by("sha256").len()

@@ -14,7 +14,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from flows.warehouse import DATABASE, UserError
+from flows.errors import UserError
+from flows.storage.manifest import LAYERS
+from flows.storage.warehouse import DATABASE
 
 ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
@@ -25,7 +27,10 @@ def connect_read_only(warehouse: Path) -> duckdb.DuckDBPyConnection:
     if not db.exists():
         raise UserError(f"no published tables in {root} (run `duplirank nightly` first)")
     con = duckdb.connect(str(db), read_only=True)
-    con.execute("set allowed_directories = [$dir]", {"dir": str(root) + "/"})
+    # views list paths relative to the warehouse root (a copied warehouse keeps working)
+    con.execute("set file_search_path = $root", {"root": str(root)})
+    allowed = [str(root) + "/", *(f"{layer}/" for layer in LAYERS)]
+    con.execute("set allowed_directories = $dirs", {"dirs": allowed})
     con.execute("set enable_external_access = false")
     con.execute("set lock_configuration = true")
     return con

@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     landing: Path = Field(Path("data/landing"), description="folder the servers drop logs into")
     timezone: str = Field("Europe/Paris", description="platform time zone (months, days)")
     lock_wait_s: float = Field(30.0, description="how long a run waits for another to finish")
+    retention_days: float = Field(
+        7.0, description="files of the publications of the last N days are kept (open readers)"
+    )
     batch_rows: int = Field(
         5_000_000, description="rows scored at once; bigger months are split (memory bound)"
     )

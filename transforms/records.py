@@ -14,7 +14,6 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -61,7 +60,7 @@ class RecordType:
 
 
 BRONZE_META: dict[str, pl.DataType] = {
-    "month": pl.String(),
+    "raw_month": pl.String(),  # the storage partition (transforms/calendar.py)
     "extra": pl.String(),
     "source_file": pl.String(),
     "line_no": pl.Int64(),
@@ -431,80 +430,6 @@ def validate_lines(
             reject(f"conflicting duplicate of line {key_seen[key]} (same {', '.join(rt.key)})")
             continue
         key_seen[key] = n
-        row |= {"month": None, "source_file": source, "line_no": n, "delivery": delivery}
+        row |= {"raw_month": None, "source_file": source, "line_no": n, "delivery": delivery}
         rows.setdefault(rt.name, []).append(row)
     return Validated(rows, quarantine, n)
-
-
-def month_of(ts: datetime | date, timezone: str) -> str:
-    """Calendar month (YYYY-MM) of an instant in the platform's time zone (dates as they are)."""
-    if isinstance(ts, datetime):
-        ts = ts.astimezone(ZoneInfo(timezone))
-    return f"{ts.year:04d}-{ts.month:02d}"
-
-
-def month_expr(col: str, timezone: str) -> pl.Expr:
-    """Vectorised `month_of` for a UTC datetime column."""
-    return pl.col(col).dt.convert_time_zone(timezone).dt.strftime("%Y-%m")
-
-
-DATA_ISSUES_SCHEMA: dict[str, pl.DataType] = {
-    "month": pl.String(),
-    "kind": pl.String(),
-    "keys": pl.String(),  # JSON object naming the affected tournament/match/event/board/pair
-    "detail": pl.String(),
-}
-
-
-def data_issues(frame: pl.LazyFrame, kind: str, keys: list[str], detail: pl.Expr) -> pl.LazyFrame:
-    """Shape flagged rows as `data_issues` rows: `keys` columns become one JSON object.
-
-    `frame` must have a `month` column (the partition the issue is published in).
-    """
-    return frame.select(
-        pl.col("month").cast(pl.String),
-        pl.lit(kind).alias("kind"),
-        pl.struct([pl.col(k).cast(pl.String) for k in keys]).struct.json_encode().alias("keys"),
-        detail.cast(pl.String).alias("detail"),
-    )
-
-
-def empty_data_issues() -> pl.LazyFrame:
-    return pl.LazyFrame(schema=DATA_ISSUES_SCHEMA)
-
-
-def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Resolve re-delivered records: per record key the latest delivery wins (then the later line).
-
-    Returns (current rows, data_issues rows of kind `superseded_record` for the rows dropped).
-    Almost every record is delivered once: a window over one 64-bit hash of the key finds the
-    few rows that may have copies (or merely share a hash); only those are compared on the key.
-    """
-    key = list(RECORD_TYPES[record_type].key)
-    # one sortable number per row: the later delivery, then the later line, is the larger
-    order = pl.col("delivery").cast(pl.Int64) * 2**32 + pl.col("line_no")
-    flagged = frame.with_columns(
-        (pl.len().over(pl.struct(key).hash(seed=0)) > 1).alias("_copies")
-    ).cache()
-    copies = flagged.filter(pl.col("_copies")).with_columns(
-        order.max().over(key).alias("_latest"), pl.col("delivery").max().over(key).alias("_winner")
-    )
-    kept = pl.concat(
-        [
-            flagged.filter(~pl.col("_copies")).drop("_copies"),
-            copies.filter(order == pl.col("_latest")).drop("_copies", "_latest", "_winner"),
-        ]
-    )
-    issues = data_issues(
-        copies.filter(order < pl.col("_latest")),
-        "superseded_record",
-        key,
-        pl.format(
-            "{} line {} (delivery {}) replaced by delivery {}",
-            pl.lit(record_type),
-            pl.col("line_no"),
-            pl.col("delivery"),
-            pl.col("_winner"),
-        ),
-    )
-    return kept, issues

@@ -11,7 +11,7 @@ import pytest
 from flows import cli
 from flows.nightly import backfill, nightly
 from flows.settings import Settings
-from flows.warehouse import Transaction, Warehouse
+from flows.storage.warehouse import Warehouse
 from tests_support import ORACLES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
@@ -148,9 +148,11 @@ def test_backfilling_a_later_month_alone_gives_identical_tables(sample_warehouse
     assert_same(snapshot(copy), snapshot(sample_warehouse), PUBLISHED)
 
 
-def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes(
+def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
     harness, sample_warehouse, tmp_path, monkeypatch
 ):
+    """One publication per run: a failure at the last moment leaves every table — bronze,
+    quarantine and ingest log included — as it was; the next run redoes the whole night."""
     root = tmp_path / "crash"
     landing = tmp_path / "landing"
     shutil.copytree(SAMPLE, landing)
@@ -163,39 +165,27 @@ def test_a_crash_while_publishing_leaves_tables_readable_and_the_rerun_completes
     settings = Settings(warehouse=root, landing=landing)
     nightly(settings)
     published = snapshot(root)
+    version = Warehouse(root).version()
 
     for path in later.iterdir():
         shutil.move(path, landing / path.name)
-    real_commit = Transaction.commit
-    calls = {"n": 0}
-
-    def failing_commit(self, fail_before_swap=False):
-        calls["n"] += 1
-        # the 1st commit publishes the ingest; fail the 2nd (the rebuilt months) mid-way
-        return real_commit(self, fail_before_swap=calls["n"] == 2)
-
-    monkeypatch.setattr(Transaction, "commit", failing_commit)
-    with pytest.raises(RuntimeError, match="injected"):
+    monkeypatch.setenv("DUPLIRANK_FAIL_AT", "before_swap")
+    with pytest.raises(RuntimeError, match="injected failure before_swap"):
         nightly(settings)
-    monkeypatch.setattr(Transaction, "commit", real_commit)
-    after_crash = snapshot(root)
-    assert_same(after_crash, published, PUBLISHED[:-2])  # results as before the run
-    dirty = Warehouse(root).manifest()["dirty"]
-    assert dirty["simultane"] == ["2026-10", "2026-11"]
+    monkeypatch.delenv("DUPLIRANK_FAIL_AT")
+    assert Warehouse(root).version() == version
+    assert_same(snapshot(root), published, PUBLISHED)
 
-    summary = nightly(settings)  # nothing new to ingest: rebuilds the dirty months
-    assert summary.rebuilt == dirty
-    assert Warehouse(root).manifest()["dirty"] == {}
-    final = snapshot(root)
-    reference = snapshot(sample_warehouse)
-    assert_same(final, reference, PUBLISHED[:-1])
+    summary = nightly(settings)  # the whole night again: ingest, rescore, publish
+    assert summary.published and Warehouse(root).manifest()["dirty"] == {}
+    assert_same(snapshot(root), snapshot(sample_warehouse), PUBLISHED[:-1])
 
 
 def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_path):
     """Months bigger than batch_rows are scored in tournament / player hash buckets."""
     root = tmp_path / "batched"
     nightly(Settings(warehouse=root, landing=SAMPLE, batch_rows=300))
-    files = Warehouse(root).files("simultane_deal_results", ["month=2026-11"])
+    files = Warehouse(root).files("simultane_deal_results", ["raw_month=2026-11"])
     assert len(files) > 3  # really split
     batched, reference = snapshot(root), snapshot(sample_warehouse)
     assert_same(batched, reference, PUBLISHED[:-1])
@@ -239,21 +229,3 @@ def test_chart_of_a_player_from_the_published_blocks(sample_warehouse, tmp_path,
     argv[3] = "nobody"
     assert cli.main([*argv, "--warehouse", str(sample_warehouse)]) == 2
     assert "no results for player nobody" in capsys.readouterr().err
-
-
-def test_flows_run_without_heartbeat_on_the_temporary_server(harness, monkeypatch):
-    """Nothing watches heartbeats on Prefect's temporary server, and stopping the heartbeat
-    thread cost every run up to a second; with a real server (PREFECT_API_URL) it stays."""
-    from prefect import flow
-    from prefect.settings import get_current_settings
-
-    from flows.nightly import _run
-
-    @flow
-    def heartbeat_setting() -> int | None:
-        return get_current_settings().flows.heartbeat_frequency
-
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    assert _run(heartbeat_setting) is None
-    monkeypatch.setenv("PREFECT_API_URL", get_current_settings().api.url or "")
-    assert _run(heartbeat_setting) == 180

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flows.ingest import read_lines
-from flows.pipeline import run_ingest
+from flows.nightly import run_ingest
+from flows.steps import StepContext, simultane
 from flows.settings import Settings
 from flows.warehouse import Warehouse
 from tests_support import read_table
@@ -64,7 +65,7 @@ def test_corrupted_files_lose_nothing_and_keep_the_good_rows(tmp_path):
     ]
     assert reasons[-1].startswith("unreadable gzip")
     bronze = read_table(wh, "simultane_deal")
-    assert bronze.height == 4 and set(bronze["month"]) == {"2026-11"}
+    assert bronze.height == 4 and set(bronze["raw_month"]) == {"2026-11"}
 
 
 def test_redelivered_file_is_a_no_op_and_new_content_is_a_new_delivery(tmp_path):
@@ -88,7 +89,12 @@ def test_month_is_the_platform_months_of_the_tournament_start(tmp_path):
     path = tmp_path / "x.jsonl"
     write(path, tournament("T9", late, {"BOT": [(1, 1)], "ann": [(2, 0)]}))
     _, wh = ingest(tmp_path, path)
-    assert wh.months("simultane_deal") == ["2026-12"]
+    # stored by the UTC month of the start (no setting moves it), published in Paris's month
+    assert wh.months("simultane_deal", key="raw_month") == ["2026-11"]
+    ctx = StepContext(Settings(warehouse=wh.root), "r2")
+    ops = simultane.month_step(ctx, "2026-11")
+    results = wh.scan("simultane_deal_results", pending=ops).collect()
+    assert set(results["month"]) == {"2026-12"}
 
 
 def test_children_take_their_parents_month_or_are_quarantined(tmp_path):
@@ -118,7 +124,8 @@ def test_children_take_their_parents_month_or_are_quarantined(tmp_path):
     path = tmp_path / "ff.jsonl"
     write(path, [json.dumps(match), json.dumps(child), json.dumps(orphan)])
     _, wh = ingest(tmp_path, path)
-    assert wh.months("ff_match") == ["2026-10"] and wh.months("ff_deal") == ["2026-10"]
+    parts = [wh.months(t, key="raw_month") for t in ("ff_match", "ff_deal")]
+    assert parts == [["2026-10"], ["2026-10"]]
     q = read_table(wh, "quarantine")
     assert q.select("line_no", "reason").rows() == [(3, "unknown match nope")]
     assert json.loads(q["raw"][0])["match_id"] == "nope"
@@ -196,8 +203,10 @@ def test_a_match_started_too_late_is_cancelled_in_its_creation_month(tmp_path):
     path = tmp_path / "ff.jsonl"
     write(path, [json.dumps(match), json.dumps(on_time)])
     _, wh = ingest(tmp_path, path)
-    months = dict(read_table(wh, "ff_match").select("match_id", "month").iter_rows())
-    assert months == {"late": "2026-10", "ok": "2026-11"}
+    # stored by the UTC month of their creation: no setting (time rules, time zone) moves them;
+    # the published month (start, or creation when cancelled) is computed when scoring
+    parts = dict(read_table(wh, "ff_match").select("match_id", "raw_month").iter_rows())
+    assert parts == {"late": "2026-10", "ok": "2026-10"}
 
 
 def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
@@ -206,7 +215,12 @@ def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
     ingest(tmp_path, path)
     reads = []
     real_read = type(path).read_bytes
-    monkeypatch.setattr(type(path), "read_bytes", lambda p: reads.append(p) or real_read(p))
+    def read(p):
+        if p.parent == tmp_path:  # the landing files, not the warehouse's own
+            reads.append(p)
+        return real_read(p)
+
+    monkeypatch.setattr(type(path), "read_bytes", read)
     summary, _ = ingest(tmp_path, path)
     assert [f.status for f in summary.ingest.files] == ["already_ingested"] and reads == []
     write(path, GOOD[:2])  # new content under the same name: read, and a new delivery

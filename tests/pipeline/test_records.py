@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 
-from transforms.records import latest_delivery
+from transforms.deliveries import latest_delivery
 
 
 def resolve(rows: list[dict], record_type: str = "ff.match"):

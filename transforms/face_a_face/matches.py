@@ -14,7 +14,7 @@ from transforms.face_a_face.match_points import outcome, with_match_points
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.face_a_face.ranking import one_ranked_match_per_key
 from transforms.face_a_face.time_rules import match_status, with_unfinished
-from transforms.records import data_issues
+from transforms.issues import data_issues
 
 MATCH_COLUMNS = (
     "match_id",
@@ -59,7 +59,7 @@ def score_matches(
         "match_id", "month", "match_type", "player_a", "player_b"
     )
     sided = (
-        with_unfinished(deals.select(*DEAL_COLUMNS, pl.col("month").alias("deal_month")), opts)
+        with_unfinished(deals.select(*DEAL_COLUMNS, pl.col("raw_month").alias("deal_month")), opts)
         .with_columns((pl.col("points_made") - pl.col("points_conceded")).alias("d"))
         .join(live, on="match_id", how="left")
         .with_columns(

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.records import data_issues
+from transforms.calendar import month_expr
+from transforms.issues import data_issues
 from transforms.simultane.options import SimultaneOptions
 
 DEAL = ["tournament_id", "deal_no"]
@@ -96,8 +97,14 @@ def pct_expr() -> pl.Expr:
     )
 
 
+def tournament_month(opts: SimultaneOptions) -> pl.Expr:
+    """A tournament's month: the calendar month of its start in the platform time zone."""
+    return month_expr("tournament_start", opts.timezone)
+
+
 def _with_scoring_inputs(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     return deals.with_columns(
+        month=tournament_month(opts),
         finished=finished_expr(opts),
         played_at=pl.coalesce("finished_at", "started_at"),
         _d=pl.col("points_made") - pl.col("points_conceded"),

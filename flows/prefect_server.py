@@ -1,0 +1,99 @@
+"""The Prefect server a run talks to.
+
+With `PREFECT_API_URL` set, that server is used. Without it, duplirank starts Prefect's
+temporary server itself (instead of letting Prefect start one lazily), so that:
+- it cannot outlive the run: it is started with `PR_SET_PDEATHSIG`, so the kernel kills it
+  when the process that started it dies — SIGKILL included — and it writes to the run's log
+  file, not to the run's stdout/stderr (a supervisor waiting on those pipes is not held up);
+- its address is exported as `PREFECT_API_URL` before any worker starts, so Dask workers
+  (`--runner dask`) report to it instead of each starting a server of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _server_class():
+    from prefect.server.api.server import SubprocessASGIServer
+
+    class OwnedServer(SubprocessASGIServer):
+        """Prefect's temporary server, bound to the life of this process."""
+
+        log = None
+
+        def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
+            import prefect
+            from prefect.settings import get_current_settings
+
+            env = {
+                **os.environ,
+                "PREFECT_UI_ENABLED": "0",
+                "PREFECT__SERVER_EPHEMERAL": "1",
+                "PREFECT__SERVER_FINAL": "1",
+                **get_current_settings().to_environment_variables(exclude_unset=True),
+            }
+            env.pop("PREFECT_API_URL", None)
+            return subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "--app-dir",
+                 str(prefect.__module_path__.parent), "--factory",
+                 "prefect.server.api.server:create_app", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.log or subprocess.DEVNULL,
+                stderr=self.log or subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+            )  # fmt: skip
+
+    return OwnedServer
+
+
+@contextlib.contextmanager
+def prefect_api(log_file=None) -> Iterator[str | None]:
+    """The Prefect API URL for the flows of this process; starts and stops the temporary
+    server when none is configured. Yields the URL (None when an external server is used)."""
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        PREFECT_LOGGING_TO_API_ENABLED,
+        temporary_settings,
+    )
+
+    if os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value():
+        yield None
+        return
+
+    server = _server_class()()
+    server.log = log_file
+    server.start()
+    os.environ["PREFECT_API_URL"] = server.api_url  # for workers started from here
+    try:
+        # nothing watches heartbeats on a temporary server, and stopping their thread makes
+        # every flow run wait up to one second more (it sleeps in 1 s steps)
+        updates = {
+            PREFECT_API_URL: server.api_url,
+            PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None,
+            PREFECT_LOGGING_TO_API_ENABLED: False,  # it stops with the run: nothing to ship
+        }
+        with temporary_settings(updates=updates):
+            yield server.api_url
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        server.stop()

@@ -1,0 +1,43 @@
+"""The steps of a run, one module per game, each a plain function of a `StepContext`.
+
+read → validate (flows/ingest) → score each partition (month_step) → history tables from
+the first changed month (history_step) → one publication (flows/storage)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from flows.steps import bridge, face_a_face, simultane
+from flows.steps.context import COMPETITIONS, StepContext
+
+
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    month: Callable[[StepContext, str], list[dict]]  # (context, partition) -> operations
+    history: Callable[[StepContext, str], list[dict]] | None  # (context, first month) -> ops
+
+
+STEPS: dict[str, Steps] = {
+    "simultane": Steps(simultane.month_step, simultane.history_step),
+    "face_a_face": Steps(face_a_face.month_step, face_a_face.history_step),
+    "bridge": Steps(bridge.month_step, None),
+}
+
+
+def ingest_step(ctx: StepContext, paths: list[Path]):
+    """Validate and stage landing files; returns (IngestResult, operations) — the bronze it
+    stages is published by the run's one commit, with the partitions it touched marked dirty
+    (a run that only ingests leaves them for the next nightly to rebuild)."""
+    from flows.ingest import ingest
+
+    tx = ctx.transaction()
+    result = ingest(ctx.wh, tx, paths)
+    for competition, record_types in COMPETITIONS.items():
+        tx.mark_dirty(competition, result.touched(*record_types))
+    return result, tx.ops
+
+
+__all__ = ["COMPETITIONS", "STEPS", "StepContext", "Steps", "ingest_step"]

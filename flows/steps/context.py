@@ -1,0 +1,93 @@
+"""What every step receives: one context object, and the bronze it reads.
+
+A step is a plain function `(context, key) -> staged operations`: it reads the published state
+plus the operations already staged by this run (`context.pending`: e.g. the bronze of this
+night's ingest), calls the pure transforms, writes its output files, and returns the
+operations that publish them. Nothing here knows about Prefect, so the same steps run in tests,
+in a plain script or on a Dask worker (the context is plain data: settings, run id, date, the
+pending operations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+from functools import cached_property
+
+import polars as pl
+
+from flows.settings import Settings
+from flows.storage.warehouse import Transaction, Warehouse
+from transforms.deliveries import latest_delivery
+from transforms.records import RECORD_TYPES
+
+COMPETITIONS: dict[str, tuple[str, ...]] = {
+    "simultane": ("simultane.deal",),
+    "face_a_face": ("ff.match", "ff.deal", "ff.disconnect"),
+    "bridge": ("bridge.event", "bridge.result", "bridge.penalty"),
+}
+RAW = "raw_month"  # the partition key of bronze and silver (transforms/calendar.py)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepContext:
+    settings: Settings
+    run_id: str
+    as_of: date | None = None
+    pending: tuple[dict, ...] = ()
+
+    @cached_property
+    def wh(self) -> Warehouse:
+        return Warehouse(self.settings.warehouse)
+
+    def with_pending(self, ops: list[dict]) -> StepContext:
+        return dataclasses.replace(self, pending=tuple(ops))
+
+    def transaction(self) -> Transaction:
+        """A transaction for one step's output (its operations join the run's commit)."""
+        return Transaction(self.wh, self.run_id, pending=self.pending)
+
+    def bronze(self, record_type: str, partitions: list[str] | None) -> pl.LazyFrame:
+        """Bronze rows of some partitions (all re-deliveries, as stored)."""
+        keys = None if partitions is None else [f"{RAW}={p}" for p in partitions]
+        return self.wh.scan(
+            bronze_table(record_type), keys, RECORD_TYPES[record_type].schema(),
+            list(self.pending),
+        )  # fmt: skip
+
+    def current(self, record_type: str, partitions: list[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+        """Current bronze rows of some partitions (re-deliveries resolved) and the issues of the
+        superseded ones."""
+        return resolved(self.bronze(record_type, partitions), record_type)
+
+
+def bronze_table(record_type: str) -> str:
+    return RECORD_TYPES[record_type].bronze_name
+
+
+def resolved(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(current rows, superseded-record issues), materialised together in one pass.
+
+    Collecting the two halves of `latest_delivery` separately re-enters its cached scan, which
+    makes Polars 2.1 panic on multi-file string columns; one `collect_all` avoids it.
+    """
+    current, superseded = pl.collect_all(list(latest_delivery(frame, record_type)))
+    return current.lazy(), superseded.lazy()
+
+
+def compact_bronze(tx: Transaction, competition: str, part: str) -> None:
+    """One file per bronze partition instead of one per delivery (faster scans and views)."""
+    for record_type in COMPETITIONS[competition]:
+        tx.compact("bronze", bronze_table(record_type), f"{RAW}={part}")
+
+
+def buckets(rows: int, batch_rows: int) -> int:
+    """How many hash buckets keep each batch under `batch_rows` rows."""
+    return max(1, -(-rows // batch_rows))
+
+
+def in_bucket(column: str, bucket: int, count: int) -> pl.Expr:
+    """Rows whose key falls in one of `count` stable hash buckets (all rows when count = 1)."""
+    if count == 1:
+        return pl.lit(True)
+    return pl.col(column).hash(seed=0) % count == bucket

@@ -1,0 +1,52 @@
+"""Which bronze partitions a run rescores, and from which month its history tables change.
+
+A record is stored in the partition of its own raw date (UTC month; `transforms/calendar.py`)
+and published in a month computed from the current settings (platform time zone, the rules'
+own dates). The two differ by at most one month for a tournament or an event, and for a match
+its published month is that of its creation or of its start, which may come later. So:
+- a nightly rescores the partitions its new rows went to (and those left dirty by `duplirank
+  ingest`); history tables change from the month before the first of them;
+- a backfill of months A..B rescores every partition that can hold a record published in
+  A..B under any setting: A−1..B+1, plus the partitions of matches started or scheduled in
+  A..B; history tables change from min(A, first partition − 1).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from flows.steps.context import COMPETITIONS, RAW, StepContext, bronze_table
+from transforms.calendar import month_expr, month_range, shift_month
+
+
+def first_month(parts: list[str], floor: str | None = None) -> str:
+    """The first published month a rescore of these partitions can change."""
+    first = shift_month(min(parts), -1)
+    return min(first, floor) if floor else first
+
+
+def backfill_partitions(ctx: StepContext, first: str, last: str) -> dict[str, list[str]]:
+    """Per competition, the bronze partitions that can contribute to months first..last."""
+    wanted = set(month_range(shift_month(first, -1), shift_month(last, 1)))
+    plan: dict[str, list[str]] = {}
+    for competition, record_types in COMPETITIONS.items():
+        table = bronze_table(record_types[0])
+        stored = set(ctx.wh.months(table, list(ctx.pending), key=RAW))
+        parts = stored & wanted
+        if competition == "face_a_face" and stored - parts:
+            parts |= _late_match_partitions(ctx, sorted(stored - parts), first, last)
+        plan[competition] = sorted(parts)
+    return plan
+
+
+def _late_match_partitions(ctx: StepContext, parts: list[str], first: str, last: str) -> set[str]:
+    """Partitions (outside A−1..B+1) holding a match started or scheduled in first..last."""
+    tz = ctx.settings.timezone
+    matches = ctx.bronze("ff.match", parts).select(
+        RAW,
+        month_expr("started_at", tz).alias("started"),
+        month_expr("scheduled_at", tz).alias("scheduled"),
+    )
+    inside = pl.col("started").is_between(first, last) | pl.col("scheduled").is_between(first, last)
+    found = matches.filter(inside).select(pl.col(RAW).unique()).collect()
+    return set(found[RAW].to_list())

@@ -1,0 +1,168 @@
+"""The manifest: which files make each table partition of one publication.
+
+    {"format": 2, "version": 7, "parent": 6, "run_id": "…", "created_at": "…",
+     "dirty": {competition: [partition month, …]},
+     "tables": {table: {"layer": "silver", "partitions": {key: [{"path", "sha256", "bytes"}]}}},
+     "checksum": sha256 of the canonical JSON of everything else}
+
+A manifest is trusted only after `parse` has checked its checksum, its shape and every path
+(relative, inside a data layer, nothing like `..`): nothing is read or deleted on the word of a
+manifest that failed validation. Operations of a run (`put`, `add`, `remove`, `dirty`,
+`clean`) are plain JSON-able dicts applied by `apply_ops`, so tasks running elsewhere can
+return theirs and the flow merges them before one commit.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+FORMAT = 2
+LAYERS = ("bronze", "silver", "gold", "quarantine", "meta")
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.=:+-]*"
+DATA_PATH = re.compile(
+    rf"^(?:{'|'.join(LAYERS)})/[a-z0-9_]+(?:/{_SEGMENT})*/[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+)
+PARTITION = re.compile(rf"^{_SEGMENT}(?:/{_SEGMENT})*$")
+TABLE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be trusted (missing, empty, corrupt, forged)."""
+
+
+Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+DataPath = Annotated[str, StringConstraints(pattern=DATA_PATH.pattern)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class FileEntry(_Strict):
+    path: DataPath
+    sha256: Sha
+    bytes: int = Field(ge=0)
+
+
+class TableEntry(_Strict):
+    layer: Literal["bronze", "silver", "gold", "quarantine", "meta"]
+    partitions: dict[str, list[FileEntry]]
+
+
+class Manifest(_Strict):
+    format: Literal[2]
+    version: int = Field(ge=0)
+    parent: int | None = None
+    run_id: str | None = None
+    created_at: str | None = None
+    dirty: dict[str, list[str]] = {}
+    tables: dict[str, TableEntry] = {}
+    checksum: Sha
+
+
+def empty() -> dict:
+    """The state of a warehouse before its first publication."""
+    return {"format": FORMAT, "version": 0, "parent": None, "dirty": {}, "tables": {}}
+
+
+def checksum(manifest: dict) -> str:
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def dumps(manifest: dict) -> bytes:
+    """The manifest with its checksum, as stored."""
+    signed = {k: v for k, v in manifest.items() if k != "checksum"}
+    signed["checksum"] = checksum(signed)
+    return (json.dumps(signed, indent=1, sort_keys=True) + "\n").encode()
+
+
+def parse(data: bytes, where: str) -> dict:
+    """A validated manifest, or ManifestError saying what is wrong with it."""
+    try:
+        raw = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ManifestError(f"{where} is not valid JSON") from None
+    if not isinstance(raw, dict) or not raw:
+        raise ManifestError(f"{where} is empty")
+    try:
+        Manifest.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        place = ".".join(str(p) for p in first["loc"])
+        raise ManifestError(f"{where} is malformed ({place}: {first['msg']})") from None
+    if raw["checksum"] != checksum(raw):
+        raise ManifestError(f"{where} does not match its checksum (modified or damaged)")
+    for table, entry in raw["tables"].items():
+        if not TABLE.match(table):
+            raise ManifestError(f"{where} names a bad table {table!r}")
+        for key in entry["partitions"]:
+            if not PARTITION.match(key):
+                raise ManifestError(f"{where} names a bad partition {key!r}")
+    return raw
+
+
+def files(manifest: dict) -> dict[str, dict]:
+    """Every listed file entry by path."""
+    return {
+        f["path"]: f
+        for entry in manifest["tables"].values()
+        for entries in entry["partitions"].values()
+        for f in entries
+    }
+
+
+def table_files(manifest: dict, table: str, partitions: list[str] | None = None) -> list[dict]:
+    """File entries of a table (some partitions — a key or a key prefix — or all)."""
+    entry = manifest["tables"].get(table)
+    if entry is None:
+        return []
+    parts = entry["partitions"]
+    if partitions is None:
+        keys = sorted(parts)
+    else:
+        keys = sorted(k for k in parts if any(k == p or k.startswith(p + "/") for p in partitions))
+    return [f for k in keys for f in parts[k]]
+
+
+def apply_ops(manifest: dict, ops: list[dict[str, Any]]) -> dict:
+    """Apply staged operations to a manifest (a new dict is returned)."""
+    manifest = copy.deepcopy(manifest)
+    tables = manifest.setdefault("tables", {})
+    dirty = manifest.setdefault("dirty", {})
+    for op in ops:
+        kind = op["op"]
+        if kind in ("put", "add"):
+            entry = tables.setdefault(op["table"], {"layer": op["layer"], "partitions": {}})
+            listed = entry["partitions"].setdefault(op["partition"], [])
+            if kind == "put":
+                listed.clear()
+            listed.append(dict(op["file"]))
+        elif kind == "remove":
+            if op["table"] in tables:
+                tables[op["table"]]["partitions"].pop(op["partition"], None)
+        elif kind == "dirty":
+            dirty[op["competition"]] = sorted(
+                set(dirty.get(op["competition"], [])) | set(op["months"])
+            )
+        elif kind == "clean":
+            left = sorted(set(dirty.get(op["competition"], [])) - set(op["months"]))
+            if left:
+                dirty[op["competition"]] = left
+            else:
+                dirty.pop(op["competition"], None)
+        else:
+            raise ValueError(f"unknown manifest operation {kind!r}")
+    return manifest
+
+
+def same_content(a: dict, b: dict) -> bool:
+    """True when two manifests publish the same files and dirty marks."""
+    return a.get("tables", {}) == b.get("tables", {}) and a.get("dirty", {}) == b.get("dirty", {})

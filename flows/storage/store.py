@@ -1,0 +1,287 @@
+"""Where a warehouse's bytes live: a local folder (and, through the same interface, an object
+store). Every read and write of the warehouse goes through a `Store`; nothing else builds
+paths.
+
+Paths inside a store are relative, `/`-separated, and checked by `safe_path`: no absolute
+path, no `..`, no empty segment — so no path read from metadata can point outside the root.
+
+The *pointer* names the current publication (`publish.py`). On a local folder it is the
+symlink `current`, replaced in one `rename` (atomic on POSIX), and runs are serialised by an
+exclusive `flock` on `.lock`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from flows.errors import UserError
+
+POINTER = "current"
+LOCK = ".lock"
+STAGING = "_staging"
+
+
+class StoreError(UserError):
+    """A fault of the storage itself (full disk, read-only, permission): one line, rc 2."""
+
+
+class Conflict(UserError):
+    """Another run published while this one was running."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str  # relative to the root
+    size: int
+    mtime: float  # seconds since the epoch
+
+
+def safe_path(path: str) -> str:
+    """`path` if it is a plain relative path inside the root, else ValueError."""
+    if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
+        raise ValueError(f"not a relative path: {path!r}")
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts) or "\x00" in path:
+        raise ValueError(f"path leaves the warehouse: {path!r}")
+    return path
+
+
+def describe_os_error(err: OSError, what: str) -> str:
+    """One line for a storage fault a user can act on."""
+    reasons = {
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+    }
+    reason = reasons.get(err.errno, err.strerror or str(err))
+    return f"cannot {what}: {reason}"
+
+
+class LocalStore:
+    """A warehouse in a local folder."""
+
+    kind = "local"
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).expanduser().resolve()
+        self.url = str(self.root)
+
+    def __repr__(self) -> str:
+        return f"LocalStore({self.url})"
+
+    # ------------------------------------------------------------------ paths
+    def local(self, path: str) -> Path:
+        """The file system path of a stored object (checked to stay inside the root)."""
+        full = self.root / safe_path(path)
+        # a symlink planted inside the warehouse must not lead out of it
+        parent = full.parent.resolve()
+        if parent != self.root and self.root not in parent.parents:
+            raise ValueError(f"path leaves the warehouse: {path!r}")
+        return full
+
+    def uri(self, path: str) -> str:
+        return str(self.local(path))
+
+    @property
+    def polars_options(self) -> dict | None:
+        return None
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def has(self, path: str) -> bool:
+        return self.local(path).exists()
+
+    # ------------------------------------------------------------------ reading
+    def read_bytes(self, path: str) -> bytes:
+        return self.local(path).read_bytes()
+
+    def list(self, prefix: str) -> Iterator[Entry]:
+        """Regular files under a folder (symlinks are not followed)."""
+        base = self.local(prefix) if prefix else self.root
+        if not base.is_dir():
+            return
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+            for name in files:
+                full = os.path.join(folder, name)
+                st = os.lstat(full)
+                if not os.path.isfile(full) or os.path.islink(full):
+                    continue
+                yield Entry(os.path.relpath(full, self.root), st.st_size, st.st_mtime)
+
+    def folders(self, prefix: str) -> list[str]:
+        base = self.local(prefix)
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+
+    # ------------------------------------------------------------------ writing
+    def staging(self) -> Path:
+        """A private folder for files being built (same file system as the root, so that
+        `publish_file` is a rename)."""
+        base = self.root / STAGING
+        self._guard(lambda: base.mkdir(parents=True, exist_ok=True), "create a folder")
+        return Path(self._guard(lambda: tempfile.mkdtemp(dir=base), "create a folder"))
+
+    def publish_file(self, path: str, source: Path, read_only: bool = True) -> None:
+        """Move a finished file into place under `path` (never overwrites: names are new)."""
+        target = self.local(path)
+
+        def move() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if read_only:
+                os.chmod(source, 0o444)
+            os.replace(source, target)
+
+        self._guard(move, f"write {path}")
+
+    def write_bytes(self, path: str, data: bytes, read_only: bool = True) -> None:
+        """Write a new object atomically (a temp file renamed into place)."""
+        target = self.local(path)
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                if read_only:
+                    os.chmod(tmp, 0o444)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+        self._guard(write, f"write {path}")
+
+    def delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.local(path).unlink()
+
+    def delete_tree(self, path: str) -> None:
+        shutil.rmtree(self.local(path), ignore_errors=True)
+
+    def prune_empty_folders(self, prefix: str) -> None:
+        base = self.local(prefix)
+        if not base.is_dir():
+            return
+        for folder, _, _ in sorted(os.walk(base), key=lambda w: -len(w[0])):
+            if folder != str(base):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)  # only succeeds when empty
+
+    # ------------------------------------------------------------------ pointer
+    def read_pointer(self) -> str | None:
+        """The current publication folder (`_publications/…`), or None.
+
+        A copy made by a tool that follows symlinks (Python's `copytree`, `rsync -rL`) holds
+        `current` as a real folder with the publication inside: it is read as it is, and the
+        next publication puts a symlink back."""
+        link = self.root / POINTER
+        if link.is_symlink():
+            return os.readlink(link)
+        if link.is_dir():
+            return POINTER
+        return None
+
+    def swap_pointer(self, target: str, expected: str | None) -> None:
+        """Point `current` at `target` in one rename, if it still points at `expected`.
+
+        Runs on a local folder hold the lock, so the check is a safeguard, not the protocol."""
+        safe_path(target)
+        if self.read_pointer() != expected:
+            raise Conflict(
+                f"warehouse {self.url} was published by another run while this one ran; "
+                "nothing of this run was published: run it again"
+            )
+        tmp = self.root / f".{POINTER}.{os.getpid()}.tmp"
+
+        def swap() -> None:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            os.symlink(target, tmp)
+            copied = self.root / POINTER
+            if copied.is_dir() and not copied.is_symlink():  # a dereferenced copy (above)
+                aside = self.root / f".{POINTER}.{os.getpid()}.old"
+                os.rename(copied, aside)
+                os.replace(tmp, copied)
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                os.replace(tmp, self.root / POINTER)
+            _fsync_dir(self.root)
+
+        self._guard(swap, "publish")
+
+    def ensure_link(self, name: str, target: str) -> None:
+        """A convenience symlink at the root (e.g. `duplirank.duckdb -> current/…`)."""
+        link = self.root / name
+        if link.is_symlink() and os.readlink(link) == target:
+            return
+        tmp = self.root / f".{name}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        self._guard(lambda: (os.symlink(target, tmp), os.replace(tmp, link)), f"link {name}")
+
+    # ------------------------------------------------------------------ locking
+    @contextlib.contextmanager
+    def lock(self, wait_s: float) -> Iterator[None]:
+        """One writer at a time: an exclusive `flock`; a second run waits `wait_s` seconds."""
+        self._guard(lambda: self.root.mkdir(parents=True, exist_ok=True), "create the warehouse")
+        handle = self._guard(lambda: open(self.root / LOCK, "a+"), "lock the warehouse")
+        with handle:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        handle.seek(0)
+                        holder = handle.read().strip() or "another process"
+                        raise UserError(
+                            f"warehouse {self.url} is locked by a running job ({holder}); "
+                            "try again when it has finished"
+                        ) from None
+                    time.sleep(0.2)
+            with contextlib.suppress(OSError):
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"pid {os.getpid()}")
+                handle.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------ faults
+    def _guard(self, action, what: str):
+        try:
+            return action()
+        except OSError as err:
+            if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreError(f"warehouse {self.url}: {describe_os_error(err, what)}") from err
+            raise
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

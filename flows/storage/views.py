@@ -1,0 +1,130 @@
+"""The analysts' database: one DuckDB view per published table, over that publication's files.
+
+Views list file paths **relative to the warehouse root** and are resolved with DuckDB's
+`file_search_path` (set by `duplirank sql`; an analyst's own `duckdb` started in the warehouse
+folder resolves them the same way), so a copied or moved warehouse keeps working. Every view
+and column carries the comment of the catalog (`sql/catalog.toml`); a public table with no
+file yet is an empty view with the catalog's columns, so queries never fail on a fresh
+warehouse. The database is built into a temporary file, every view is queried once, and only
+then is it moved into the publication folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import duckdb
+
+from flows.errors import UserError
+from flows.storage import catalog
+from flows.storage import manifest as mf
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def build_database(wh, manifest: dict, target: str) -> None:
+    """Write the views database of `manifest` at `target` (a path inside the warehouse)."""
+    final = wh.store.local(target)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute("set file_search_path = $root", {"root": str(wh.root)})
+            for statement in view_statements(manifest):
+                con.execute(statement)
+            for statement in comment_statements(con):
+                con.execute(statement)
+            con.execute("checkpoint")
+        finally:
+            con.close()
+        check_database(tmp, wh.root)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, final)
+    except duckdb.Error as err:
+        raise UserError(
+            f"cannot build the views database: {' '.join(str(err).split())[:300]}"
+        ) from None
+    except OSError as err:
+        from flows.storage.store import describe_os_error
+
+        raise UserError(
+            f"warehouse {wh.store.url}: {describe_os_error(err, 'build the views')}"
+        ) from err
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def view_statements(manifest: dict) -> list[str]:
+    """The SQL that creates every view of a publication, with its comments."""
+    statements = []
+    tables = catalog.tables()
+    names = sorted(set(tables) | set(manifest["tables"]))
+    for name in names:
+        paths = [f["path"] for f in mf.table_files(manifest, name)]
+        doc = tables.get(name)
+        if paths:
+            listing = ", ".join(literal(p) for p in paths)
+            source = (
+                f"select * from read_parquet([{listing}], union_by_name = true, "
+                "hive_partitioning = false)"
+            )
+        elif doc is not None:
+            columns = ", ".join(f"null::{col.type} as {quote(col.name)}" for col in doc.columns)
+            source = f"select {columns} where false"
+        else:
+            continue
+        statements.append(f"create view {quote(name)} as {source}")
+    statements.append(
+        "create table _publication as select "
+        f"{int(manifest['version'])} as version, {literal(str(manifest.get('run_id')))} as run_id,"
+        f" {literal(str(manifest.get('created_at')))} as created_at"
+    )
+    return statements
+
+
+def comment_statements(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Comments of the catalog on the views and the columns they really have (a column the
+    catalog does not know stays uncommented; `tests` keep the catalog complete)."""
+    tables = catalog.tables()
+    columns = con.execute(
+        "select table_name, column_name from duckdb_columns() where not internal"
+    ).fetchall()
+    statements = []
+    for name in sorted({t for t, _ in columns} & set(tables)):
+        statements.append(f"comment on view {quote(name)} is {literal(tables[name].summary)}")
+    for table, column in columns:
+        doc = tables.get(table)
+        described = doc.column(column) if doc else None
+        if described is not None:
+            statements.append(
+                f"comment on column {quote(table)}.{quote(column)} is "
+                f"{literal(described.description)}"
+            )
+    return statements
+
+
+def check_database(path: Path, root: Path) -> None:
+    """Every view answers (its files exist and are readable Parquet)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con.execute("set file_search_path = $root", {"root": str(root)})
+        views = [r[0] for r in con.execute(
+            "select view_name from duckdb_views() where not internal").fetchall()]  # fmt: skip
+        for view in views:
+            con.execute(f"select count(*) from {quote(view)}").fetchall()
+    finally:
+        con.close()

@@ -1,0 +1,410 @@
+"""The warehouse: Parquet files, a numbered history of publications, one current pointer.
+
+    <warehouse>/
+      bronze/ silver/ gold/ quarantine/ meta/      data files, written once, never modified
+      _publications/00000042-<run>/manifest.json   publication 42: every listed file + checksum
+      _publications/00000042-<run>/duplirank.duckdb   the views of publication 42
+      current -> _publications/00000042-<run>      the one pointer readers follow
+      duplirank.duckdb -> current/duplirank.duckdb   for analysts (`duckdb -readonly`)
+      manifest.json -> current/manifest.json
+
+How a run publishes (`Warehouse.run`): it takes the lock, stages data files under new names
+(its `Transaction`), and at the end writes publication N+1 — the manifest with the checksum of
+every file, then the views database, built and checked (every view answers) — and swaps the
+pointer in one rename. Readers (the `sql` command, analysts' DuckDB, the pipeline) follow the
+pointer, so they see publication N or N+1 whole, never parts of both. A crash before the swap
+leaves publication N as it was; the next run redoes the work (landing files not in the
+published `ingest_log` are read again). Garbage collection runs only after a successful
+publication and keeps every file a publication of the last `retention_days` lists, so
+connections opened on an older publication keep answering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from flows.errors import UserError
+from flows.storage import manifest as mf
+from flows.storage.manifest import ManifestError
+from flows.storage.store import POINTER, LocalStore, safe_path
+
+PUBLICATIONS = "_publications"
+MANIFEST = "manifest.json"
+PUBLISHED = "published"  # marker written once a publication has been the current one
+DATABASE = "duplirank.duckdb"
+RECOVER_HINT = "run `duplirank recover` to restore the last valid publication"
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+class DamagedFile(UserError):
+    """A published file whose bytes no longer match the manifest's checksum."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Warehouse:
+    """A warehouse at a local folder (`root`)."""
+
+    def __init__(self, root: Path | str):
+        self.store = LocalStore(root)
+        self.root = self.store.root
+        self._cache: tuple[str | None, dict] | None = None
+        self._verified: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.store.url})"
+
+    # ------------------------------------------------------------------ the publication
+    def publication(self) -> str | None:
+        """Folder of the current publication (`_publications/…`), None for a new warehouse."""
+        pointer = self.store.read_pointer()
+        if pointer is None:
+            if self.store.folders(PUBLICATIONS):
+                raise UserError(
+                    f"warehouse {self.store.url}: its current publication is missing; "
+                    + RECOVER_HINT
+                )
+            legacy = self.root / MANIFEST
+            if legacy.is_file() and not legacy.is_symlink():
+                raise UserError(
+                    f"warehouse {self.store.url} was written by an older duplirank (manifest "
+                    "format 1); ingest the landing archive into a new warehouse"
+                )
+            return None
+        try:
+            safe_path(pointer)
+            if pointer != POINTER and not pointer.startswith(PUBLICATIONS + "/"):
+                raise ValueError(pointer)
+        except ValueError:
+            raise UserError(
+                f"warehouse {self.store.url}: `{POINTER}` points outside the warehouse "
+                f"({pointer!r}); " + RECOVER_HINT
+            ) from None
+        return pointer
+
+    def manifest(self, pending: list[dict] | None = None) -> dict:
+        """The current (validated) manifest, with the `pending` operations of a run applied."""
+        pointer = self.publication()
+        if self._cache is None or self._cache[0] != pointer:
+            self._cache = (pointer, self._read_manifest(pointer))
+        current = self._cache[1]
+        return mf.apply_ops(current, pending) if pending else current
+
+    def _read_manifest(self, pointer: str | None) -> dict:
+        if pointer is None:
+            return mf.empty()
+        where = f"warehouse {self.store.url}: the manifest of {pointer}"
+        try:
+            data = self.store.read_bytes(f"{pointer}/{MANIFEST}")
+        except FileNotFoundError:
+            raise UserError(f"{where} is missing; " + RECOVER_HINT) from None
+        try:
+            return mf.parse(data, where)
+        except ManifestError as err:
+            raise UserError(f"{err}; " + RECOVER_HINT) from None
+
+    def version(self) -> int:
+        return self.manifest()["version"]
+
+    # ------------------------------------------------------------------ reading data
+    def entries(
+        self, table: str, partitions: list[str] | None = None, pending: list[dict] | None = None
+    ) -> list[dict]:
+        return mf.table_files(self.manifest(pending), table, partitions)
+
+    def files(
+        self, table: str, partitions: list[str] | None = None, pending: list[dict] | None = None
+    ) -> list[str]:
+        """Paths (URIs) of a table's files, checked against their checksums."""
+        return [self.checked(e) for e in self.entries(table, partitions, pending)]
+
+    def checked(self, entry: dict) -> str:
+        """The URI of a listed file once its bytes match the manifest (checked once per
+        process and file: a flipped bit is an error naming the file, never a wrong number)."""
+        path = entry["path"]
+        if path not in self._verified:
+            local = self.store.local(path)
+            try:
+                actual = sha256_file(local)
+            except FileNotFoundError:
+                raise DamagedFile(
+                    f"published file {path} is missing from {self.store.url}; "
+                    + RECOVER_HINT
+                    + " or rebuild its month with `duplirank backfill`"
+                ) from None
+            if actual != entry["sha256"]:
+                raise DamagedFile(
+                    f"published file {path} is damaged (its checksum does not match the "
+                    "manifest); rebuild its month with `duplirank backfill --from M --to M`, "
+                    "or restore the file from a backup"
+                )
+            self._verified.add(path)
+        return self.store.uri(path)
+
+    def partitions(self, table: str, pending: list[dict] | None = None) -> list[str]:
+        entry = self.manifest(pending)["tables"].get(table)
+        return sorted(entry["partitions"]) if entry else []
+
+    def months(
+        self, table: str, pending: list[dict] | None = None, key: str = "month"
+    ) -> list[str]:
+        """Values of the `key=…` partitions of a table (e.g. its months)."""
+        prefix = key + "="
+        return sorted(
+            {k.split("/")[0][len(prefix) :] for k in self.partitions(table, pending)
+             if k.startswith(prefix)}
+        )  # fmt: skip
+
+    def scan(
+        self,
+        table: str,
+        partitions: list[str] | None = None,
+        schema: dict | None = None,
+        pending: list[dict] | None = None,
+    ) -> pl.LazyFrame:
+        """The rows of a table (optionally some partitions) as a LazyFrame."""
+        files = self.files(table, partitions, pending)
+        if not files:
+            if schema is None:
+                raise UserError(f"table {table} has no published data in {self.store.url}")
+            return pl.LazyFrame(schema=schema)
+        return pl.scan_parquet(
+            files,
+            missing_columns="insert",
+            extra_columns="ignore",
+            hive_partitioning=False,
+            storage_options=self.store.polars_options,
+        )
+
+    # ------------------------------------------------------------------ running
+    @contextlib.contextmanager
+    def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
+            hooks=None) -> Iterator[Transaction]:  # fmt: skip
+        """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
+        exit its operations are published in one commit, then old files are collected. On an
+        exception nothing is published and nothing is deleted."""
+        with self.store.lock(lock_wait_s):
+            tx = Transaction(self, run_id, hooks=hooks)
+            try:
+                yield tx
+                if tx.ops:
+                    tx.commit()
+                    from flows.storage.retention import collect_garbage
+
+                    collect_garbage(self, retention_days)
+            finally:
+                tx.discard_staging()
+
+    def transaction(self, run_id: str) -> Transaction:
+        return Transaction(self, run_id)
+
+
+class Transaction:
+    """The files a run writes, published all at once by `commit()`.
+
+    Data files are written immediately under new names (staged, then moved into place); what
+    changes in the published state is a list of JSON-able operations, so tasks running
+    elsewhere return theirs and the flow merges them (`extend`) before one commit.
+    """
+
+    def __init__(self, warehouse: Warehouse, run_id: str, hooks=None, pending=()):
+        self.wh = warehouse
+        self.run_id = run_id
+        self.pending = list(pending)  # staged earlier in the run (read, not re-published)
+        self.ops: list[dict] = []
+        self.base = warehouse.publication()  # the publication this run builds on
+        self._staging: Path | None = None
+        self.hooks = hooks or {}
+
+    # ------------------------------------------------------------------ staging data
+    def staging(self) -> Path:
+        if self._staging is None:
+            self._staging = self.wh.store.staging()
+        return self._staging
+
+    def discard_staging(self) -> None:
+        if self._staging is not None:
+            import shutil
+
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
+
+    def write(self, layer: str, table: str, partition: str, frame, suffix: str = "parquet"):
+        """Write a data file of a partition (not yet published); returns its manifest entry."""
+        rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}.{suffix}"
+        tmp = self.staging() / rel.replace("/", "__")
+        guard = self.wh.store._guard
+        if isinstance(frame, bytes):
+            guard(lambda: tmp.write_bytes(frame), f"write {rel}")
+        elif isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
+            guard(
+                lambda: frame.sink_parquet(tmp, compression="zstd", statistics=True), f"write {rel}"
+            )
+        else:
+            guard(
+                lambda: frame.write_parquet(tmp, compression="zstd", statistics=True),
+                f"write {rel}",
+            )
+        entry = {"path": rel, "sha256": sha256_file(tmp), "bytes": tmp.stat().st_size}
+        self.wh.store.publish_file(rel, tmp)
+        self.wh._verified.add(rel)
+        return entry
+
+    def put(self, layer: str, table: str, partition: str, frame) -> None:
+        """Replace a whole partition of a table by `frame`."""
+        self._stage("put", layer, table, partition, frame)
+
+    def add(self, layer: str, table: str, partition: str, frame) -> None:
+        """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
+        self._stage("add", layer, table, partition, frame)
+
+    def add_bytes(self, layer: str, table: str, partition: str, data: bytes, suffix: str) -> str:
+        """Add a non-Parquet file (e.g. a delivery kept whole in quarantine); returns its path."""
+        entry = self.write(layer, table, partition, data, suffix)
+        self.ops.append({"op": "add", "layer": layer, "table": table, "partition": partition,
+                         "file": entry})  # fmt: skip
+        return entry["path"]
+
+    def _stage(self, op: str, layer: str, table: str, partition: str, frame) -> None:
+        mf.PARTITION.match(partition) or _bad(f"partition {partition!r}")
+        entry = self.write(layer, table, partition, frame)
+        self.ops.append(
+            {"op": op, "layer": layer, "table": table, "partition": partition, "file": entry}
+        )
+
+    def compact(self, layer: str, table: str, partition: str, max_files: int = 1) -> None:
+        """Rewrite a partition made of many files (one per delivery) as one file."""
+        files = self.wh.files(table, [partition], self.view())
+        if len(files) > max_files:
+            self.put(layer, table, partition, pl.scan_parquet(files, hive_partitioning=False))
+
+    def put_schema(self, layer: str, table: str, frame: pl.DataFrame, suffix: str = "") -> None:
+        """Keep the table's columns published even when it has no rows: an empty `_schema`."""
+        key = "_schema" + (f"/{suffix}" if suffix else "")
+        published = self.wh.entries(table, [key], self.view())
+        if len(published) == 1 and _same_schema(self.wh, published[0], frame.schema):
+            return  # unchanged: don't rewrite it every run
+        self.put(layer, table, key, frame.clear())
+
+    def remove(self, table: str, partition: str) -> None:
+        """Unpublish a partition that no longer has rows."""
+        self.ops.append({"op": "remove", "table": table, "partition": partition})
+
+    def mark_dirty(self, competition: str, months, clean: bool = False) -> None:
+        """Months whose bronze changed and whose results must be rebuilt (survives until a run
+        rebuilds them)."""
+        if months:
+            op = "clean" if clean else "dirty"
+            self.ops.append({"op": op, "competition": competition, "months": sorted(months)})
+
+    def put_months(
+        self,
+        layer: str,
+        table: str,
+        frame: pl.DataFrame,
+        months: list[str],
+        suffix: str = "",
+        column: str = "month",
+        key: str = "month",
+    ) -> None:
+        """Replace the given values of partition `key` of `table` by the rows of `frame` whose
+        `column` has that value. A value with no rows is unpublished; the table keeps its
+        schema through one empty `_schema` partition. `suffix` names a sub-partition
+        (`month=…/suffix`) when several producers share a table (data_issues)."""
+        for month in months:
+            part = f"{key}={month}" + (f"/{suffix}" if suffix else "")
+            rows = frame.filter(pl.col(column) == month)
+            if rows.height:
+                self.put(layer, table, part, rows)
+            else:
+                self.remove(table, part)
+        self.put_schema(layer, table, frame, suffix)
+
+    def extend(self, ops: list[dict]) -> None:
+        self.ops.extend(ops)
+
+    def view(self) -> list[dict]:
+        """Everything staged so far in the run: what this transaction's reads see."""
+        return self.pending + self.ops
+
+    # ------------------------------------------------------------------ publishing
+    def commit(self) -> dict:
+        """Publish: write publication N+1 (manifest, then views, checked), swap the pointer."""
+        from flows.storage.views import build_database
+
+        wh, store = self.wh, self.wh.store
+        published = wh.manifest()
+        if wh.publication() != self.base:
+            raise _conflict(store.url)
+        manifest = mf.apply_ops(published, self.ops)
+        if mf.same_content(manifest, published):
+            self.ops = []
+            return published  # nothing changes: no new publication
+        manifest.update(
+            version=published["version"] + 1,
+            parent=published["version"] or None,
+            run_id=self.run_id,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        folder = f"{PUBLICATIONS}/{manifest['version']:08d}-{self.run_id}"
+        self._hook("before_manifest")
+        store.write_bytes(f"{folder}/{MANIFEST}", mf.dumps(manifest))
+        self._hook("before_views")
+        build_database(wh, manifest, f"{folder}/{DATABASE}")
+        self._hook("before_swap")
+        store.swap_pointer(folder, self.base)
+        self._hook("after_swap")
+        store.write_bytes(f"{folder}/{PUBLISHED}", manifest["created_at"].encode())
+        store.ensure_link(DATABASE, f"{POINTER}/{DATABASE}")
+        store.ensure_link(MANIFEST, f"{POINTER}/{MANIFEST}")
+        self.base = folder
+        self.ops = []
+        return manifest
+
+    def _hook(self, name: str) -> None:
+        """Fault injection for the crash tests: `DUPLIRANK_CRASH_AT=<point>` kills the process
+        there (SIGKILL), `DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
+        if os.environ.get("DUPLIRANK_CRASH_AT") == name:
+            os.kill(os.getpid(), 9)
+            time.sleep(10)
+        if os.environ.get("DUPLIRANK_FAIL_AT") == name:
+            raise RuntimeError(f"injected failure {name}")
+        hook = self.hooks.get(name)
+        if hook is not None:
+            hook()
+
+
+def _same_schema(wh: Warehouse, entry: dict, schema) -> bool:
+    try:
+        return pl.read_parquet_schema(wh.store.local(entry["path"])) == dict(schema)
+    except Exception:  # noqa: BLE001 (unreadable: rewrite it)
+        return False
+
+
+def _conflict(url: str) -> UserError:
+    return UserError(
+        f"warehouse {url} was published by another run while this one ran; nothing of this "
+        "run was published: run it again"
+    )
+
+
+def _bad(what: str):
+    raise ValueError(f"bad {what}")
