@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from datetime import date
 from pathlib import Path
@@ -220,17 +222,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(Exception):
+    """SIGTERM: stop like Ctrl-C (cleanup runs: lock released, Prefect server stopped)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     started = time.monotonic()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         code = args.func(args)
     except UserError as err:
         print(f"duplirank {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"duplirank {args.command}: interrupted", file=sys.stderr)
+        print(
+            f"duplirank {args.command}: interrupted (a run is published whole or not at all)",
+            file=sys.stderr,
+        )
         return 130
+    except Terminated:
+        print(
+            f"duplirank {args.command}: terminated (a run is published whole or not at all)",
+            file=sys.stderr,
+        )
+        return 143
     if args.command in ("ingest", "nightly", "backfill"):
         print(f"done in {time.monotonic() - started:.1f} s", file=sys.stderr)
     return code

@@ -65,6 +65,7 @@ class FileReport:
     rows_quarantined: int = 0
     status: str = "ingested"
     delivery: int | None = None
+    read: bool = True
 
 
 @dataclass
@@ -186,6 +187,7 @@ def ingest(
             # unchanged since it was ingested: not read again (cost grows with new files only)
             report = FileReport(str(path), known[2], stat.st_size, stat.st_mtime_ns)
             report.status = "already_ingested"
+            report.read = False  # not read this run: no ingest_log row
             result.files.append(report)
             continue
         data = path.read_bytes()
@@ -318,6 +320,7 @@ def ingest(
                 "ingested_at": now,
             }
             for r in result.files
+            if r.read
         ],
         schema=INGEST_LOG_SCHEMA,
     )

@@ -9,6 +9,7 @@ inside the warehouse).
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 
 import duckdb
@@ -16,24 +17,62 @@ import polars as pl
 
 from flows.errors import UserError
 from flows.storage.manifest import LAYERS
-from flows.storage.warehouse import DATABASE
+from flows.storage.warehouse import DATABASE, Warehouse
 
 ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
+def current_database(warehouse: Path) -> tuple[Path, Path]:
+    """(warehouse root, views database of its current publication); a damaged or missing
+    publication is a one-line error."""
+    wh = Warehouse(warehouse)
+    pointer = wh.publication()
+    if pointer is None or not (wh.root / pointer / DATABASE).exists():
+        raise UserError(f"no published tables in {wh.root} (run `duplirank nightly` first)")
+    return wh.root, wh.root / pointer / DATABASE
+
+
+_CONFIGURING = threading.Lock()  # connections of this process may share a database instance
+
+
 def connect_read_only(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    root = Path(warehouse).resolve()
-    db = root / DATABASE
-    if not db.exists():
-        raise UserError(f"no published tables in {root} (run `duplirank nightly` first)")
-    con = duckdb.connect(str(db), read_only=True)
+    root, db = current_database(warehouse)
+    with _CONFIGURING:
+        return _configured(duckdb.connect(str(db), read_only=True), root, db)
+
+
+def _configured(con: duckdb.DuckDBPyConnection, root: Path, db: Path):
     # views list paths relative to the warehouse root (a copied warehouse keeps working)
-    con.execute("set file_search_path = $root", {"root": str(root)})
-    allowed = [str(root) + "/", *(f"{layer}/" for layer in LAYERS)]
-    con.execute("set allowed_directories = $dirs", {"dirs": allowed})
-    con.execute("set enable_external_access = false")
+    wanted = {
+        "file_search_path": str(root),
+        "allowed_directories": [str(root) + "/", *(f"{layer}/" for layer in LAYERS)],
+        "enable_external_access": False,
+    }
+    if _locked(con):
+        # another connection of this process shares the database instance (DuckDB caches
+        # one per file): it was configured and locked by `connect_read_only` — check it
+        checked = ("file_search_path", "enable_external_access")
+        if _current(con, checked) != {k: wanted[k] for k in checked}:
+            con.close()
+            raise UserError(f"{db} is open in this process with other settings")
+        return con
+    for name, value in wanted.items():  # global: later connections to the instance share it
+        con.execute(f"set global {name} = $value", {"value": value})
     con.execute("set lock_configuration = true")
     return con
+
+
+def _locked(con) -> bool:
+    return con.execute("select current_setting('lock_configuration')").fetchall()[0][0] in (
+        True,
+        "true",
+    )
+
+
+def _current(con, wanted: dict) -> dict:
+    return {
+        name: con.execute(f"select current_setting('{name}')").fetchall()[0][0] for name in wanted
+    }
 
 
 def run_sql(warehouse: Path, query: str, params: dict | list | None = None) -> pl.DataFrame:

@@ -202,6 +202,7 @@ class Warehouse:
         exit its operations are published in one commit, then old files are collected. On an
         exception nothing is published and nothing is deleted."""
         with self.store.lock(lock_wait_s):
+            self.manifest()  # a damaged publication stops the run before it writes anything
             tx = Transaction(self, run_id, hooks=hooks)
             try:
                 yield tx
@@ -370,6 +371,10 @@ class Transaction:
         self._hook("before_views")
         build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_swap")
+        if self.base and self.base.startswith(PUBLICATIONS) and not store.has(
+            f"{self.base}/{PUBLISHED}"
+        ):  # a run killed right after its swap: that publication was current, so published
+            store.write_bytes(f"{self.base}/{PUBLISHED}", b"")
         store.swap_pointer(folder, self.base)
         self._hook("after_swap")
         store.write_bytes(f"{folder}/{PUBLISHED}", manifest["created_at"].encode())

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from flows.ingest import read_lines
 from flows.nightly import run_ingest
-from flows.steps import StepContext, simultane
 from flows.settings import Settings
+from flows.steps import StepContext, simultane
 from flows.warehouse import Warehouse
 from tests_support import read_table
 from transforms.records import validate_lines

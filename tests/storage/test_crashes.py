@@ -1,0 +1,118 @@
+"""Kill a real nightly (SIGKILL) at every publish step and at random moments: after each,
+every table is as before the run or as after it, no process is left, and the next run gives
+the tables of an uninterrupted run. SIGTERM and Ctrl-C stop a run cleanly."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flows.nightly import nightly
+from flows.settings import Settings
+
+from .conftest import same, snapshot_all
+
+ROOT = Path(__file__).resolve().parents[2]
+POINTS = ["before_manifest", "before_views", "before_swap", "after_swap"]
+
+
+def start_nightly(root: Path, landing: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "nightly", "--no-show", "--warehouse", str(root),
+         "--landing", str(landing)],
+        cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Processes still running in the killed run's process group (its session)."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getpgid(int(entry)) == pgid:
+                    alive.append(int(entry))
+            except ProcessLookupError:
+                pass
+    return alive
+
+
+def wait_group_gone(pgid: int, seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (alive := group_alive(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+def api_env() -> dict:
+    """The subprocess reports to the session's test server (no server start per run)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return {"PREFECT_API_URL": PREFECT_API_URL.value()}
+
+
+def killed_then_rerun(states, tmp_path, run) -> None:
+    before_root, landing, before, after = states
+    root = tmp_path / "wh"
+    shutil.copytree(before_root, root, symlinks=True)
+    proc = run(root, landing)
+    assert proc.wait(60) in (-signal.SIGKILL, 0), proc.stderr.read().decode()[-2000:]
+    assert wait_group_gone(proc.pid) == []
+    now = snapshot_all(root)
+    assert same(now, before) or same(now, after)
+    nightly(Settings(warehouse=root, landing=landing))
+    assert same(snapshot_all(root), after)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_sigkill_at_each_publish_step(states, tmp_path, point):
+    env = {**api_env(), "DUPLIRANK_CRASH_AT": point}
+    killed_then_rerun(states, tmp_path, lambda root, landing: start_nightly(root, landing, env))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sigkill_at_a_random_moment(states, tmp_path, seed):
+    def run(root, landing):
+        proc = start_nightly(root, landing, api_env())
+        time.sleep(random.Random(seed).uniform(0.5, 6.0))
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc
+
+    killed_then_rerun(states, tmp_path, run)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_no_process_outlives_a_killed_run_with_its_own_prefect_server(states, tmp_path, sig):
+    """Without PREFECT_API_URL a run starts Prefect's temporary server: it dies with the run,
+    whatever signal ends it (only the run's own process is signalled)."""
+    before_root, landing, _, _ = states
+    root = tmp_path / "wh"
+    shutil.copytree(before_root, root, symlinks=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "nightly", "--no-show", "--warehouse", str(root),
+         "--landing", str(landing)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while len(group_alive(proc.pid)) < 2 and time.monotonic() < deadline:  # server started
+        time.sleep(0.1)
+    assert len(group_alive(proc.pid)) >= 2, "the temporary server never started"
+    time.sleep(0.5)
+    os.kill(proc.pid, sig)  # the run only, as a supervisor would
+    proc.wait(30)
+    assert wait_group_gone(proc.pid) == []
+    if sig != signal.SIGKILL:
+        err = proc.stderr.read().decode()
+        assert proc.returncode in (130, 143), err
+        assert err.strip().splitlines()[-1].startswith("duplirank nightly: ")
