@@ -47,6 +47,8 @@ def _late_match_partitions(ctx: StepContext, parts: list[str], first: str, last:
         month_expr("started_at", tz).alias("started"),
         month_expr("scheduled_at", tz).alias("scheduled"),
     )
-    inside = pl.col("started").is_between(first, last) | pl.col("scheduled").is_between(first, last)
+    inside = pl.any_horizontal(
+        pl.col(c).is_between(pl.lit(first), pl.lit(last)) for c in ("started", "scheduled")
+    )
     found = matches.filter(inside).select(pl.col(RAW).unique()).collect()
     return set(found[RAW].to_list())

@@ -57,5 +57,3 @@ def same(left: dict, right: dict) -> bool:
         return True
     except AssertionError:
         return False
-
-

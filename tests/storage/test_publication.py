@@ -24,8 +24,10 @@ def publish(root, run_id: str, rows: dict[str, list[int]], fail: str | None = No
     hooks = {fail: _raise} if fail else None
     with wh.run(run_id, lock_wait_s=1, hooks=hooks, **kw) as tx:
         frame = pl.DataFrame(
-            {"month": [m for m, v in rows.items() for _ in v],
-             "x": [x for v in rows.values() for x in v]}  # fmt: skip
+            {
+                "month": [m for m, v in rows.items() for _ in v],
+                "x": [x for v in rows.values() for x in v],
+            }  # fmt: skip
         )
         tx.put_months("gold", "t", frame, sorted(rows))
     return wh
@@ -127,7 +129,10 @@ def test_a_connection_opened_before_two_publications_keeps_answering(tmp_path):
 
 def test_a_copied_warehouse_answers_alone(tmp_path):
     publish(tmp_path / "wh", "r1", {"2026-10": [1], "2026-11": [2]})
-    for name, copy in (("cp", shutil.copytree), ("links", lambda a, b: shutil.copytree(a, b, symlinks=True))):  # noqa: E501
+    for name, copy in (
+        ("cp", shutil.copytree),
+        ("links", lambda a, b: shutil.copytree(a, b, symlinks=True)),
+    ):  # noqa: E501
         copy(tmp_path / "wh", tmp_path / name)
     shutil.rmtree(tmp_path / "wh")
     for name in ("cp", "links"):

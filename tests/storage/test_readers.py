@@ -25,9 +25,7 @@ select (select count(*) from simultane_deal) as bronze,
 """
 
 
-def test_readers_see_one_publication_at_a_time_and_old_connections_keep_working(
-    states, tmp_path
-):
+def test_readers_see_one_publication_at_a_time_and_old_connections_keep_working(states, tmp_path):
     before_root, landing, _, _ = states
     root = tmp_path / "wh"
     shutil.copytree(before_root, root, symlinks=True)
