@@ -123,16 +123,14 @@ def check_statement(query: str) -> duckdb.Statement:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as err:
         raise UserError(_one_line(err)) from None
-    except ValueError:  # a statement type this duckdb's Python enum lacks (UPDATE EXTENSIONS)
-        raise UserError(_refusal(query)) from None
     if not statements:
         raise UserError("no SQL statement given")
     if len(statements) > 1:
         raise UserError(f"give exactly one SQL statement ({len(statements)} given)")
     statement = statements[0]
-    if statement.type == duckdb.StatementType.SELECT:
+    if _type(statement) == duckdb.StatementType.SELECT:
         inner = statement.query
-    elif statement.type == duckdb.StatementType.EXPLAIN:
+    elif _type(statement) == duckdb.StatementType.EXPLAIN:
         inner = _explained(statement.query)
     else:
         raise UserError(_refusal(statement.query))
@@ -166,9 +164,17 @@ def _explained(text: str) -> str:
         statements = duckdb.extract_statements(inner)
     except (duckdb.Error, ValueError):
         statements = []
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+    if len(statements) != 1 or _type(statements[0]) != duckdb.StatementType.SELECT:
         raise UserError(f"read-only: EXPLAIN of {_words(inner) or 'this'} is not allowed: {RULE}")
     return inner
+
+
+def _type(statement: duckdb.Statement) -> duckdb.StatementType | None:
+    """The statement's type; None for one this duckdb's Python enum lacks (UPDATE EXTENSIONS)."""
+    try:
+        return statement.type
+    except ValueError:
+        return None
 
 
 def _not_reading(sql: str) -> str | None:
