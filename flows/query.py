@@ -82,7 +82,7 @@ READ_TABLE_FUNCTIONS = frozenset(
         "parquet_bloom_probe", "query_table",
         # rows made up in the query
         "range", "generate_series", "unnest", "repeat", "repeat_row", "json_each", "json_tree",
-        "summary", "histogram", "histogram_values",
+        "summary", "histogram", "histogram_values", "test_all_types",
         # the catalog and the engine, read
         "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies",
         "duckdb_extensions", "duckdb_functions", "duckdb_indexes", "duckdb_keywords",
@@ -271,9 +271,15 @@ def connect_read_only(
     spill = spill_folder(limits, root) / f"{os.getpid()}-{next(_CONNECTIONS)}"
     con = duckdb.connect()  # in memory: an instance of its own, with settings of its own
     try:
+        for name, value, setting in (
+            ("memory_limit", limits.memory_limit, "sql.memory_limit (--memory)"),
+            ("max_temp_directory_size", limits.max_temp_size, "sql.max_temp_size"),
+        ):
+            try:
+                con.execute(f"set {name} = $value", {"value": value})
+            except duckdb.Error as err:
+                raise UserError(f"{setting} {value!r}: {_one_line(err)}") from None
         for name, value in (
-            ("memory_limit", limits.memory_limit),
-            ("max_temp_directory_size", limits.max_temp_size),
             ("temp_directory", str(spill)),  # created by DuckDB when it spills, removed on close
             ("file_search_path", str(root)),
             ("autoinstall_known_extensions", False),
@@ -292,6 +298,9 @@ def connect_read_only(
     except duckdb.Error as err:
         con.close()
         raise UserError(_one_line(err)) from None
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -511,12 +520,6 @@ def _one_line(err: object) -> str:
 
 # ---------------------------------------------------------------------------- printing
 NESTED = frozenset({"list", "struct", "map", "array", "union", "tuple"})
-PLAIN = frozenset(  # types printed as they are in a table; others as text first
-    {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint"}
-    | {"uinteger", "ubigint", "float", "double", "decimal", "varchar", "date", "time"}
-    | {"timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns", "timestamp with time zone"}
-    | {"enum"}
-)
 
 
 def _print(con, statement, params, fmt: str, limits: SqlLimits, out: IO[str]) -> Printed:
@@ -548,8 +551,9 @@ def _print(con, statement, params, fmt: str, limits: SqlLimits, out: IO[str]) ->
 
 
 def _shape(names: list[str], types, fmt: str) -> str:
-    """The projection that makes rows printable: text for CSV (nested values as JSON), one JSON
-    object per row for JSON, plain types kept for a table. Columns by position (`#3`)."""
+    """The projection that makes rows printable, in DuckDB (which knows every type it has):
+    text for CSV and the table (DuckDB's own text; nested values as JSON), one JSON object per
+    row for JSON (NaN and infinities, which JSON lacks, as null). Columns by position (`#3`)."""
     quoted = [_quote(n) for n in names]
     if fmt in ("json", "jsonl"):
         fields = []
@@ -565,10 +569,8 @@ def _shape(names: list[str], types, fmt: str) -> str:
     for i, (name, kind) in enumerate(zip(quoted, types, strict=True), 1):
         if kind.id in NESTED:
             shaped.append(f"to_json(#{i})::varchar as {name}")
-        elif fmt == "csv" or kind.id not in PLAIN:
-            shaped.append(f"#{i}::varchar as {name}")
         else:
-            shaped.append(f"#{i} as {name}")
+            shaped.append(f"#{i}::varchar as {name}")
     return ", ".join(shaped)
 
 

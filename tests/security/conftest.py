@@ -55,6 +55,7 @@ def relative_views(root: Path) -> None:
     manifest = wh.manifest()
     (root / DATABASE).unlink()
     con = duckdb.connect(str(root / DATABASE))
+    con.execute("set file_search_path = $root", {"root": str(root)})  # creating a view binds it
     for table, entry in sorted(manifest["tables"].items()):
         files = [rel for part in sorted(entry["partitions"]) for rel in entry["partitions"][part]]
         listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
