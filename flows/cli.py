@@ -200,7 +200,7 @@ sql.temp_directory, default $TMPDIR/duplirank-sql-<uid>, never inside the wareho
 stream to stdout batch by batch. Nested values (lists, structs, maps) print as JSON.
 
 examples:
-  duplirank sql "select * from simultane_monthly where month = $m order by rank_indice" -p m=2026-11
+  duplirank sql 'select * from simultane_monthly where month = $m order by rank_indice' -p m=2026-11
   duplirank sql --file report.sql --format csv > report.csv
   echo "select count(*) from ff_matches" | duplirank sql -
 """
