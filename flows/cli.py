@@ -85,6 +85,8 @@ def cmd_sql(args) -> int:
         from flows.sandbox import deny_writes
 
         deny_writes([spill_folder(limits, settings.warehouse)])
+    if sys.stdout is None:
+        raise UserError("standard output is closed")
     printed = print_sql(settings.warehouse, query, params, args.format, limits, sys.stdout)
     if printed.truncated and limits.max_rows:
         print(
@@ -99,14 +101,17 @@ def _sql_text(query: str | None, file: str | None) -> str:
     if (query is None) == (file is None):
         raise UserError("give the query as one argument, or --file F (F = - reads standard input)")
     source = file if file is not None else query if query == "-" else None
-    if source is None:
-        return query
     try:
-        return sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source is None:
+            text = query
+        else:
+            text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text.encode("utf-8")  # undecodable bytes of an argument or stdin (surrogate escapes)
     except OSError as err:
         raise UserError(f"cannot read --file {source}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"--file {source} is not UTF-8 text") from None
+    except UnicodeError:
+        raise UserError(f"the query ({source or 'argument'}) is not UTF-8 text") from None
+    return text
 
 
 PARAM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)

@@ -205,3 +205,10 @@ def test_negative_limits_are_refused_by_the_parser(capsys, warehouse):
     with pytest.raises(SystemExit):
         cli.main(["sql", "select 1", "--timeout", "-1", "--warehouse", str(warehouse)])
     assert "must be >= 0" in capsys.readouterr().err
+
+
+def test_a_query_that_is_not_utf8_is_a_user_error(capsys, warehouse, tmp_path):
+    path = tmp_path / "bad.sql"
+    path.write_bytes(b"select 1 as \xff")
+    code, _, err = sql(capsys, warehouse, "--file", path)
+    assert code == 2 and err == f"duplirank sql: error: the query ({path}) is not UTF-8 text\n"
