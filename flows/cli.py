@@ -105,11 +105,76 @@ def cmd_recover(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    from flows.query import format_frame, run_sql
+    import dataclasses
 
-    frame = run_sql(_settings(args).warehouse, args.query)
-    sys.stdout.write(format_frame(frame, args.format))
+    from flows.query import print_sql, spill_folder
+
+    settings = _settings(args)
+    flags = {"timeout_s": args.timeout, "max_rows": args.max_rows, "memory_limit": args.memory}
+    limits = dataclasses.replace(settings.sql, **{k: v for k, v in flags.items() if v is not None})
+    query = _sql_text(args.query, args.file)
+    params = _sql_params(args.param or [])
+    if args.sandbox:  # before DuckDB starts its threads: see flows/sandbox.py
+        from flows.sandbox import deny_writes
+
+        deny_writes([spill_folder(limits, settings.warehouse)])
+    if sys.stdout is None:
+        raise UserError("standard output is closed")
+    printed = print_sql(settings.warehouse, query, params, args.format, limits, sys.stdout)
+    if printed.truncated and limits.max_rows:
+        print(
+            f"duplirank sql: stopped after {printed.rows} rows (--max-rows {limits.max_rows})",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _sql_text(query: str | None, file: str | None) -> str:
+    """The query: the argument, or the text of --file F (`-`: standard input)."""
+    if (query is None) == (file is None):
+        raise UserError("give the query as one argument, or --file F (F = - reads standard input)")
+    source = file if file is not None else query if query == "-" else None
+    try:
+        if source is None:
+            text = query
+        else:
+            text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text.encode("utf-8")  # undecodable bytes of an argument or stdin (surrogate escapes)
+    except OSError as err:
+        raise UserError(f"cannot read --file {source}: {err.strerror or err}") from None
+    except UnicodeError:
+        raise UserError(f"the query ({source or 'argument'}) is not UTF-8 text") from None
+    return text
+
+
+PARAM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+
+
+def _sql_params(pairs: list[str]) -> dict[str, str]:
+    """`--param k=v` pairs, bound to `$k` as text (cast in SQL where needed: `$k::integer`)."""
+    params: dict[str, str] = {}
+    for pair in pairs:
+        match = PARAM.match(pair)
+        if not match:
+            raise UserError(f"--param {pair!r} is not NAME=VALUE")
+        name, value = match.groups()
+        if name in params:
+            raise UserError(f"--param {name} given twice")
+        params[name] = value
+    return params
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value >= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be >= 0 (0 means no limit)")
+        return value
+
+    return parse
 
 
 def cmd_generate(args) -> int:
@@ -158,6 +223,27 @@ def cmd_serve(args) -> int:
     return 0
 
 
+SQL_HELP = """\
+Run one read-only query against the published tables of the warehouse.
+
+Read-only by construction: DuckDB's parser must find one SELECT (or EXPLAIN [ANALYZE] of one)
+whose syntax tree only reads; the connection reads only the Parquet files the warehouse
+publishes, with the views database attached read-only and DuckDB's configuration locked; on
+Linux the process also drops every right to change a file (Landlock). COPY, ATTACH, INSTALL,
+LOAD, SET, PRAGMA, CALL, EXPORT, CREATE, … are refused with one line and exit code 2.
+
+Bounded: --timeout (setting sql.timeout_s, default 300 s) and Ctrl-C interrupt the query (exit
+codes 2 and 130); DuckDB's memory is limited (sql.memory_limit, 2GB; it spills to
+sql.temp_directory, default $TMPDIR/duplirank-sql-<uid>, never inside the warehouse); rows
+stream to stdout batch by batch. Nested values (lists, structs, maps) print as JSON.
+
+examples:
+  duplirank sql 'select * from simultane_monthly where month = $m order by rank_indice' -p m=2026-11
+  duplirank sql --file report.sql --format csv > report.csv
+  echo "select count(*) from ff_matches" | duplirank sql -
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="duplirank", description="Score duplicate card-game tournaments from raw logs."
@@ -196,8 +282,44 @@ def build_parser() -> argparse.ArgumentParser:
     command("recover", cmd_recover, "restore the last valid publication after damage")
 
     p = command("sql", cmd_sql, "run read-only SQL against the published tables")
-    p.add_argument("query")
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.description = SQL_HELP
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument(
+        "query", nargs="?", help="one SELECT (or EXPLAIN [ANALYZE] of one); - reads stdin"
+    )
+    p.add_argument("--file", "-f", metavar="F", help="read the query from file F (- for stdin)")
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        metavar="NAME=VALUE",
+        help="bind $NAME to VALUE, as text (repeat for more; cast in SQL: $NAME::integer)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("table", "csv", "json", "jsonl"),
+        default="table",
+        help="table (first 200 rows, or --max-rows), csv, json (one array, a row per line), "
+        "jsonl (JSON Lines); all but table stream",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive(float),
+        metavar="S",
+        help="stop the query after S seconds, output included (default: setting sql.timeout_s, "
+        "300; 0: none)",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=_positive(int),
+        metavar="N",
+        help="print at most N rows (default: setting sql.max_rows, 0: all)",
+    )
+    p.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="DuckDB's memory limit, e.g. 4GB (default: setting sql.memory_limit, 2GB)",
+    )
 
     p = command("generate", cmd_generate, "write realistic synthetic raw logs")
     p.add_argument("--out", type=Path, required=True)
@@ -222,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+WRITERS = ("ingest", "nightly", "backfill")
+
+
 class Terminated(Exception):
     """SIGTERM: stop like Ctrl-C (cleanup runs: lock released, Prefect server stopped)."""
 
@@ -232,6 +357,9 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Run as the `duplirank` command (no argv given), `sql` also restricts its own process
+    # (flows/sandbox.py); a Python caller of main([...]), such as a test, keeps its rights.
+    args.sandbox = argv is None
     started = time.monotonic()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
@@ -240,19 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"duplirank {args.command}: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(
-            f"duplirank {args.command}: interrupted (a run is published whole or not at all)",
-            file=sys.stderr,
-        )
-        return 130
-    except Terminated:
-        print(
-            f"duplirank {args.command}: terminated (a run is published whole or not at all)",
-            file=sys.stderr,
-        )
-        return 143
-    if args.command in ("ingest", "nightly", "backfill"):
+    except (KeyboardInterrupt, Terminated) as stop:
+        word = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
+        note = " (a run is published whole or not at all)" if args.command in WRITERS else ""
+        print(f"duplirank {args.command}: {word}{note}", file=sys.stderr)
+        return 130 if isinstance(stop, KeyboardInterrupt) else 143
+    if args.command in WRITERS:
         print(f"done in {time.monotonic() - started:.1f} s", file=sys.stderr)
     return code
 

@@ -1,103 +1,682 @@
-"""Read-only SQL over the published tables (`duplirank sql`).
+"""Analysts' SQL over the published tables (`duplirank sql`): read-only by construction, bounded.
 
-The analysts' database `duplirank.duckdb` only holds views over the published Parquet files.
-It is opened read-only, with file access limited to the warehouse folder, configuration locked,
-and only SELECT / EXPLAIN statements accepted (a `COPY … TO` would otherwise be able to write
-inside the warehouse).
+Whatever an analyst runs cannot create, modify or delete a file, in or out of the warehouse.
+Three layers, each enough on its own for what it covers:
+
+1. `check_statement` reads the statement with DuckDB's own parser, never by matching its text:
+   exactly one statement, of type SELECT or EXPLAIN [ANALYZE] of a SELECT; then its syntax tree
+   (`json_serialize_sql`) must hold only query nodes that read. In DuckDB 2 a SELECT may hold
+   `WITH x AS (COPY … TO …)` or an INSERT/UPDATE/DELETE, which its statement type does not show.
+   Table functions are allowed by name (`READ_TABLE_FUNCTIONS`): `query()` runs SQL text this
+   check cannot see, others change the engine's state (logging, checkpoints, external resources).
+2. `connect_read_only` opens an in-memory DuckDB with the views database attached READ_ONLY; file
+   access is limited to exactly the Parquet files the manifest publishes (`allowed_paths`, each
+   as the views name it — relative to the warehouse, found through `file_search_path` — and
+   absolute), every other external access is off, no extension is installed or autoloaded, no
+   Python variable is scanned; then the configuration is locked. DuckDB spills to a private
+   folder outside the warehouse.
+3. The `duplirank sql` process (`flows/sandbox.py`) drops with Landlock, before DuckDB starts,
+   every right to create, write, truncate, rename or delete a file outside that spill folder:
+   the kernel refuses what the two layers above might miss (Linux ≥ 5.13; elsewhere 1 and 2).
+
+Bounded (`SqlLimits`, settings `sql.*`): a wall-clock timeout and Ctrl-C both `interrupt()` the
+query, which runs in a worker thread; DuckDB's memory limit and spill size; a row cap. Rows
+stream from DuckDB in Arrow batches and are printed batch by batch, never held whole.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
+import json
+import math
+import os
+import stat
+import sys
+import tempfile
 import threading
-from pathlib import Path
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from flows.errors import UserError
-from flows.storage.manifest import LAYERS
+from flows.storage import manifest as mf
 from flows.storage.warehouse import DATABASE, Warehouse
 
-ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+FORMATS = ("table", "csv", "json", "jsonl")
+BATCH_ROWS = 100_000  # rows per Arrow batch read from DuckDB and printed at once
+TABLE_ROWS = 200  # rows `--format table` shows when no --max-rows is given
+STOP_WAIT_S = 5.0  # how long an interrupted query may take to stop before we give up on it
 
 
-def current_database(warehouse: Path) -> tuple[Path, Path]:
-    """(warehouse root, views database of its current publication); a damaged or missing
-    publication is a one-line error."""
-    wh = Warehouse(warehouse)
-    pointer = wh.publication()
-    if pointer is None or not (wh.root / pointer / DATABASE).exists():
-        raise UserError(f"no published tables in {wh.root} (run `duplirank nightly` first)")
-    return wh.root, wh.root / pointer / DATABASE
+@dataclass(frozen=True)
+class SqlLimits:
+    """Bounds of an analyst's query (settings `sql.*`; `duplirank sql` flags override them)."""
+
+    timeout_s: float = 300.0  # wall time of a query, printing included; 0 = no limit
+    max_rows: int = 0  # rows printed at most (then a note on stderr); 0 = all
+    memory_limit: str = "2GB"  # DuckDB's memory; beyond it sorts and joins spill to disk
+    max_temp_size: str = "20GB"  # disk DuckDB may spill to
+    temp_directory: Path | None = None  # spill folder; default $TMPDIR/duplirank-sql-<uid>
+
+    def __post_init__(self):
+        if self.timeout_s < 0 or math.isnan(self.timeout_s):
+            raise ValueError(f"sql.timeout_s must be >= 0 (0: no limit), not {self.timeout_s}")
+        if self.max_rows < 0:
+            raise ValueError(f"sql.max_rows must be >= 0 (0: no limit), not {self.max_rows}")
 
 
-_CONFIGURING = threading.Lock()  # connections of this process may share a database instance
-
-
-def connect_read_only(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    root, db = current_database(warehouse)
-    with _CONFIGURING:
-        return _configured(duckdb.connect(str(db), read_only=True), root, db)
-
-
-def _configured(con: duckdb.DuckDBPyConnection, root: Path, db: Path):
-    # views list paths relative to the warehouse root (a copied warehouse keeps working)
-    wanted = {
-        "file_search_path": str(root),
-        "allowed_directories": [str(root) + "/", *(f"{layer}/" for layer in LAYERS)],
-        "enable_external_access": False,
+# ---------------------------------------------------------------------------- the statement
+READ_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "CTE_NODE", "RECURSIVE_CTE_NODE"})
+READ_TABLE_FUNCTIONS = frozenset(
+    {
+        # data (file access is limited to the published Parquet files by the connection)
+        "read_parquet", "parquet_scan", "read_csv", "read_csv_auto", "read_json",
+        "read_json_auto", "read_json_objects", "read_json_objects_auto", "read_ndjson",
+        "read_ndjson_auto", "read_ndjson_objects", "read_text", "read_blob", "glob", "sniff_csv",
+        "parquet_metadata", "parquet_schema", "parquet_file_metadata", "parquet_kv_metadata",
+        "parquet_bloom_probe", "query_table",
+        # rows made up in the query
+        "range", "generate_series", "unnest", "repeat", "repeat_row", "json_each", "json_tree",
+        "summary", "histogram", "histogram_values", "test_all_types",
+        # the catalog and the engine, read
+        "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies",
+        "duckdb_extensions", "duckdb_functions", "duckdb_indexes", "duckdb_keywords",
+        "duckdb_memory", "duckdb_optimizers", "duckdb_schemas", "duckdb_sequences",
+        "duckdb_settings", "duckdb_tables", "duckdb_temporary_files", "duckdb_types",
+        "duckdb_variables", "duckdb_views", "pragma_table_info", "pragma_storage_info",
+        "pragma_show", "pragma_version", "pragma_platform", "pragma_database_size",
+        "pragma_metadata_info", "pragma_collations", "pragma_user_agent", "pg_timezone_names",
+        "icu_calendar_names",
     }
-    if _locked(con):
-        # another connection of this process shares the database instance (DuckDB caches
-        # one per file): it was configured and locked by `connect_read_only` — check it
-        checked = ("file_search_path", "enable_external_access")
-        if _current(con, checked) != {k: wanted[k] for k in checked}:
-            con.close()
-            raise UserError(f"{db} is open in this process with other settings")
-        return con
-    for name, value in wanted.items():  # global: later connections to the instance share it
-        con.execute(f"set global {name} = $value", {"value": value})
-    con.execute("set lock_configuration = true")
-    return con
+)  # fmt: skip
+STATE_FUNCTIONS = frozenset({"write_log"})  # scalar functions with an effect beyond the query
+EXPLAIN_OPTION_WORDS = frozenset(
+    {"analyze", "analyse", "format", "text", "json", "html", "graphviz", "yaml", "mermaid"}
+    | {"true", "false", "on", "off", "1", "0", ","}
+)
+HINTS = {  # first keyword of a refused statement -> what to do instead
+    "install": "extensions cannot be installed or loaded",
+    "load": "extensions cannot be installed or loaded",
+    "force": "extensions cannot be installed or loaded",
+    "update": "nothing can be changed",
+    "set": "settings are fixed: use --timeout, --max-rows, --memory or the sql.* settings",
+    "reset": "settings are fixed: use --timeout, --max-rows, --memory or the sql.* settings",
+    "pragma": "read metadata with SELECT * FROM pragma_table_info('t') or duckdb_columns()",
+    "call": "call a table function as SELECT * FROM f(…)",
+    "attach": "only the warehouse's published tables can be read",
+    "detach": "only the warehouse's published tables can be read",
+    "use": "only the warehouse's published tables can be read",
+    "copy": "nothing can be written: redirect the output instead (--format csv > file.csv)",
+    "export": "nothing can be written: redirect the output instead (--format csv > file.csv)",
+}
+RULE = "`duplirank sql` runs one SELECT, or EXPLAIN [ANALYZE] of one"
 
 
-def _locked(con) -> bool:
-    return con.execute("select current_setting('lock_configuration')").fetchall()[0][0] in (
-        True,
-        "true",
-    )
-
-
-def _current(con, wanted: dict) -> dict:
-    return {
-        name: con.execute(f"select current_setting('{name}')").fetchall()[0][0] for name in wanted
-    }
-
-
-def run_sql(warehouse: Path, query: str, params: dict | list | None = None) -> pl.DataFrame:
+def check_statement(query: str) -> duckdb.Statement:
+    """The one statement of `query` if it only reads; else a UserError saying why, in one line."""
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as err:
         raise UserError(_one_line(err)) from None
-    if len(statements) != 1:
-        raise UserError("give exactly one SQL statement")
-    if statements[0].type not in ALLOWED:
-        raise UserError(f"read-only: {statements[0].type.name} statements are not allowed")
-    con = connect_read_only(warehouse)
+    if not statements:
+        raise UserError("no SQL statement given")
+    if len(statements) > 1:
+        raise UserError(f"give exactly one SQL statement ({len(statements)} given)")
+    statement = statements[0]
+    if _type(statement) == duckdb.StatementType.SELECT:
+        inner = statement.query
+    elif _type(statement) == duckdb.StatementType.EXPLAIN:
+        inner = _explained(statement.query)
+    else:
+        raise UserError(_refusal(statement.query))
+    reason = _not_reading(inner)
+    if reason:
+        raise UserError(f"read-only: {reason} is not allowed: {RULE}")
+    return statement
+
+
+def _explained(text: str) -> str:
+    """The statement an EXPLAIN [ANALYZE] [(options)] shows, if it is one SELECT; else refused.
+
+    The tokenizer (not the text) finds where the options end; the rest must parse on its own as
+    exactly one SELECT. Options are kept to known words, so `EXPLAIN (…)` cannot hide a SELECT
+    that is the options of another reading.
+    """
+    tokens = _tokens(text)
+    i = 1
+    if i < len(tokens) and tokens[i][1].lower() in ("analyze", "analyse"):
+        i += 1
+    if i < len(tokens) and tokens[i][1] == "(":
+        close = next((j for j in range(i, len(tokens)) if tokens[j][1] == ")"), None)
+        inside = tokens[i + 1 : close] if close is not None else None
+        if inside is not None and all(
+            kind == duckdb.token_type.string_const or word.lower() in EXPLAIN_OPTION_WORDS
+            for _, word, kind in inside
+        ):
+            i = close + 1
+    inner = text[tokens[i][0] :] if i < len(tokens) else ""
     try:
-        return con.sql(query, params=params).pl()
-    except duckdb.Error as err:
-        raise UserError(_one_line(err)) from None
+        statements = duckdb.extract_statements(inner)
+    except (duckdb.Error, ValueError):
+        statements = []
+    if len(statements) != 1 or _type(statements[0]) != duckdb.StatementType.SELECT:
+        raise UserError(f"read-only: EXPLAIN of {_words(inner) or 'this'} is not allowed: {RULE}")
+    return inner
+
+
+def _type(statement: duckdb.Statement) -> duckdb.StatementType | None:
+    """The statement's type; None for one this duckdb's Python enum lacks (UPDATE EXTENSIONS)."""
+    try:
+        return statement.type
+    except ValueError:
+        return None
+
+
+def _not_reading(sql: str) -> str | None:
+    """What in the statement's syntax tree does more than read (None: it only reads).
+
+    `json_serialize_sql` serialises SELECT statements only, with every nested query node: a
+    writing common table expression shows as COPY_QUERY_NODE, INSERT_QUERY_NODE, …
+    """
+    con = duckdb.connect()
+    try:
+        tree = json.loads(con.execute("select json_serialize_sql($q)", {"q": sql}).fetchone()[0])
     finally:
         con.close()
+    if tree.get("error"):
+        return f"this statement ({_one_line(tree.get('error_message', ''))})"
+    if len(tree.get("statements", [])) != 1:
+        return "more than one statement"
+    stack: list = [tree]
+    while stack:  # a walk over the syntax tree (its nodes, not rows)
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = node.get("type")
+        if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READ_NODES:
+            return f"{kind.removesuffix('_NODE').removesuffix('_QUERY')} inside a query"
+        if kind == "TABLE_FUNCTION":
+            name = str(node.get("function", {}).get("function_name", "")).lower()
+            if name not in READ_TABLE_FUNCTIONS:
+                return f"the table function {name}()"
+        name = node.get("function_name")
+        if isinstance(name, str) and name.lower() in STATE_FUNCTIONS:
+            return f"{name.lower()}()"
+        stack.extend(node.values())
+    return None
 
 
-def _one_line(err: Exception) -> str:
+def _tokens(text: str) -> list[tuple[int, str, object]]:
+    """(offset, word, kind) of each token but comments; a word is the token's own text."""
+    raw = duckdb.tokenize(text)
+    out = []
+    for n, (offset, kind) in enumerate(raw):
+        if kind == duckdb.token_type.comment:
+            continue
+        end = raw[n + 1][0] if n + 1 < len(raw) else len(text)
+        piece = text[offset:end].strip()
+        if kind != duckdb.token_type.string_const:
+            piece = piece.split()[0] if piece else ""
+        out.append((offset, piece, kind))
+    return out
+
+
+def _words(text: str) -> str:
+    """The leading keywords of a statement (`CREATE MACRO`, `FORCE INSTALL`), for messages."""
+    words = []
+    for _, word, kind in _tokens(text)[:4]:
+        if kind != duckdb.token_type.keyword:
+            break
+        words.append(word.upper())
+    return " ".join(words)
+
+
+def _refusal(text: str) -> str:
+    words = _words(text) or "this statement"
+    hint = HINTS.get(words.split()[0].lower(), "") if words != "this statement" else ""
+    return f"read-only: {words} is not allowed: {RULE}" + (f" ({hint})" if hint else "")
+
+
+# ---------------------------------------------------------------------------- the connection
+_CONNECTIONS = itertools.count()
+
+
+def connect_read_only(
+    warehouse: Path, limits: SqlLimits | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection that reads the published tables of `warehouse` and nothing else.
+
+    The views may name their files relative to the warehouse: `file_search_path` is its root.
+    """
+    limits = limits or SqlLimits()
+    wh = Warehouse(warehouse)
+    root = wh.root
+    publication = wh.publication()  # a damaged or missing publication: one line naming recover
+    database = root / publication / DATABASE if publication else root / DATABASE
+    if publication is None or not database.is_file():
+        raise UserError(f"no published tables in {root} (run `duplirank nightly` first)")
+    if "," in str(root):
+        raise UserError(
+            f"the warehouse path {root} contains a comma, which DuckDB's file_search_path "
+            "cannot hold: move or rename the folder"
+        )
+    files = published_files(wh)
+    _refuse_shadowing(root, files)
+    spill = spill_folder(limits, root) / f"{os.getpid()}-{next(_CONNECTIONS)}"
+    con = duckdb.connect()  # in memory: an instance of its own, with settings of its own
+    try:
+        for name, value, setting in (
+            ("memory_limit", limits.memory_limit, "sql.memory_limit (--memory)"),
+            ("max_temp_directory_size", limits.max_temp_size, "sql.max_temp_size"),
+        ):
+            try:
+                con.execute(f"set {name} = $value", {"value": value})
+            except duckdb.Error as err:
+                raise UserError(f"{setting} {value!r}: {_one_line(err)}") from None
+        for name, value in (
+            ("temp_directory", str(spill)),  # created by DuckDB when it spills, removed on close
+            ("file_search_path", str(root)),
+            ("autoinstall_known_extensions", False),
+            ("autoload_known_extensions", False),
+            ("allow_community_extensions", False),
+            ("allow_persistent_secrets", False),
+            ("python_enable_replacements", False),
+        ):
+            con.execute(f"set {name} = $value", {"value": value})
+        con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
+        con.execute("use duplirank")
+        allowed = files + [str(root / rel) for rel in files]
+        con.execute("set allowed_paths = $paths", {"paths": allowed})
+        con.execute("set enable_external_access = false")
+        con.execute("set lock_configuration = true")
+    except duckdb.Error as err:
+        con.close()
+        raise UserError(_one_line(err)) from None
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def published_files(wh: Warehouse) -> list[str]:
+    """The files the current publication lists, relative to the warehouse: Parquet files in it.
+
+    The manifest is validated when read (checksum, shape, every path inside a data layer);
+    still, a listed path that is absolute, climbs out with `..`, is not Parquet, is missing, or
+    is a link resolving outside the warehouse is left out: a view naming it fails with a
+    permission error instead of reading it.
+    """
+    root = wh.root
+    listed = mf.files(wh.manifest())
+    files = []
+    for rel in sorted(r for r in listed if isinstance(r, str)):
+        path = PurePosixPath(rel)
+        if path.is_absolute() or ".." in path.parts or path.suffix != ".parquet":
+            continue
+        real = (root / rel).resolve()
+        if real.is_relative_to(root) and real.is_file():
+            files.append(str(path))
+    return files
+
+
+def _refuse_shadowing(root: Path, files: list[str]) -> None:
+    """DuckDB tries a relative path in the current folder before `file_search_path`: from a
+    folder holding the same relative files (a copy of the warehouse), the views would silently
+    read those. Refused with a clear line instead."""
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        return
+    if cwd == root:
+        return
+    tops = {PurePosixPath(rel).parts[0] for rel in files}
+    if not any((cwd / top).is_dir() for top in tops):
+        return
+    for rel in files:
+        if (cwd / rel).exists():
+            raise UserError(
+                f"the current folder {cwd} holds {rel}, which DuckDB would read in place of the "
+                f"warehouse's: run from another folder (or from {root})"
+            )
+
+
+def spill_folder(limits: SqlLimits, root: Path) -> Path:
+    """The folder DuckDB spills to, made private and never inside the warehouse.
+
+    `sql.temp_directory`, or `$TMPDIR/duplirank-sql-<uid>` (0700, owned by us: like tmux's
+    socket folder, it stays; each connection's files go in a sub-folder DuckDB removes).
+    """
+    root = Path(root).resolve()
+    if limits.temp_directory is not None:
+        folder = Path(limits.temp_directory).expanduser().absolute()
+    else:
+        folder = Path(tempfile.gettempdir()) / f"duplirank-sql-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError as err:
+        raise UserError(f"cannot make the spill folder {folder}: {err.strerror}") from None
+    if limits.temp_directory is None and (
+        not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077
+    ):
+        raise UserError(
+            f"{folder} is not a private folder of this user (mode 0700): remove it, or set "
+            "sql.temp_directory"
+        )
+    if folder.resolve().is_relative_to(root):
+        raise UserError(
+            f"the spill folder {folder} is inside the warehouse: set sql.temp_directory"
+        )
+    return folder.resolve()
+
+
+# ---------------------------------------------------------------------------- running
+@dataclass(frozen=True)
+class Printed:
+    """What `print_sql` wrote: its rows, and whether --max-rows (or the table's size) cut it."""
+
+    rows: int
+    truncated: bool
+
+
+def run_sql(
+    warehouse: Path,
+    query: str,
+    params: dict | list | None = None,
+    limits: SqlLimits | None = None,
+) -> pl.DataFrame:
+    """All rows of one read-only query as a DataFrame (in-process callers: reports, tests).
+
+    Same checks, connection and timeout as `duplirank sql`; the rows are held (max_rows unused).
+    """
+    limits = limits or SqlLimits()
+    statement = check_statement(query)
+    con = connect_read_only(warehouse, limits)
+    return _bounded(con, limits.timeout_s, lambda: _relation(con, statement, params).pl())
+
+
+def print_sql(
+    warehouse: Path,
+    query: str,
+    params: dict | list | None = None,
+    fmt: str = "table",
+    limits: SqlLimits | None = None,
+    out: IO[str] | None = None,
+) -> Printed:
+    """Run one read-only query and write its rows to `out` (stdout) batch by batch.
+
+    `fmt`: `table` (at most --max-rows or 200 rows, aligned), `csv` (a header; nested values as
+    JSON in the cell), `json` (one array, a row per line) or `jsonl` (JSON Lines).
+    A KeyboardInterrupt of the calling (main) thread interrupts the query, then propagates.
+    """
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    limits = limits or SqlLimits()
+    statement = check_statement(query)
+    con = connect_read_only(warehouse, limits)
+    out = out or sys.stdout
+    return _bounded(con, limits.timeout_s, lambda: _print(con, statement, params, fmt, limits, out))
+
+
+def _relation(
+    con: duckdb.DuckDBPyConnection, statement: duckdb.Statement, params
+) -> duckdb.DuckDBPyRelation:
+    """The checked statement on the connection: a SELECT binds, an EXPLAIN runs now."""
+    if isinstance(params, dict):
+        _check_parameters(statement, params)
+    relation = con.sql(statement, params=params or None)
+    if relation is None:  # pragma: no cover - a SELECT or an EXPLAIN always returns rows
+        raise UserError("the statement returned no rows")
+    return relation
+
+
+def _check_parameters(statement: duckdb.Statement, params: dict) -> None:
+    wanted = set(statement.named_parameters)
+    missing = sorted(wanted - set(params))
+    if missing:
+        raise UserError(
+            "the query uses "
+            + ", ".join(f"${n}" for n in missing)
+            + ": give "
+            + " ".join(f"--param {n}=…" for n in missing)
+        )
+    unused = sorted(set(params) - wanted)
+    if unused:
+        raise UserError("--param " + ", ".join(unused) + ": the query has no such $name")
+
+
+def _bounded(con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable):
+    """Run `work()` in a worker thread; interrupt the connection at the deadline, or when the
+    calling thread gets KeyboardInterrupt (Ctrl-C). The connection is closed at the end.
+
+    DuckDB runs a query without giving Python's main thread a chance to handle Ctrl-C; here the
+    main thread only waits (on an Event: an interrupted `Thread.join` can leave the thread
+    marked finished while it runs), so the signal arrives and `con.interrupt()` stops the query.
+    """
+    box: dict = {}
+    done = threading.Event()
+
+    def target():
+        try:
+            box["value"] = work()
+        except BaseException as err:  # handed to the calling thread
+            box["error"] = err
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=target, name="duplirank-sql", daemon=True)
+    deadline = time.monotonic() + timeout_s if timeout_s > 0 else math.inf
+    try:
+        worker.start()
+        while not done.wait(min(0.1, max(deadline - time.monotonic(), 0.0))):
+            if time.monotonic() >= deadline:
+                _stop(con, done)
+                raise UserError(
+                    f"query stopped after {timeout_s:g} s (--timeout; setting sql.timeout_s)"
+                )
+    except KeyboardInterrupt:
+        _stop(con, done)
+        raise
+    finally:
+        if done.is_set():  # else the worker still uses it: left to the end of the process
+            con.close()
+    if "error" in box:
+        raise _user_error(box["error"])
+    return box["value"]
+
+
+def _stop(con: duckdb.DuckDBPyConnection, done: threading.Event) -> None:
+    con.interrupt()
+    done.wait(STOP_WAIT_S)
+
+
+def _user_error(err: BaseException) -> BaseException:
+    """DuckDB's errors (pyarrow's while streaming) as one line; other errors as they are."""
+    message = str(err)
+    if "Cannot access" in message and "disabled by configuration" in message:
+        path = message.split('"')[1] if message.count('"') >= 2 else "a file"
+        return UserError(
+            f'cannot read "{path}": `duplirank sql` reads only the published tables of the '
+            "warehouse"
+        )
+    if isinstance(err, duckdb.Error | pa.ArrowException) or (
+        isinstance(err, OSError) and not isinstance(err, BrokenPipeError)
+    ):
+        return UserError(_one_line(err))
+    return err
+
+
+def _one_line(err: object) -> str:
     return " ".join(str(err).split())[:500]
 
 
+# ---------------------------------------------------------------------------- printing
+NESTED = frozenset({"list", "struct", "map", "array", "union", "tuple"})
+
+
+def _print(con, statement, params, fmt: str, limits: SqlLimits, out: IO[str]) -> Printed:
+    relation = _relation(con, statement, params)
+    names = _unique(relation.columns)
+    if fmt == "table" and statement.type == duckdb.StatementType.EXPLAIN:
+        plans = relation.project("#2").fetchall()
+        _write(out, "".join(f"{plan}\n" for (plan,) in plans))
+        return Printed(len(plans), False)
+    shaped = relation.project(_shape(names, relation.types, fmt))
+    cap = limits.max_rows or (TABLE_ROWS if fmt == "table" else 0)
+    sink = {"table": _Table, "csv": _Csv, "json": _Json, "jsonl": _Json}[fmt](names, fmt, out)
+    rows, truncated = 0, False
+    reader = shaped.to_arrow_reader(BATCH_ROWS)
+    try:
+        for batch in reader:
+            if cap and rows + batch.num_rows > cap:  # there are more rows than the cap
+                truncated = True
+                batch = batch.slice(0, cap - rows)
+            if batch.num_rows and not sink.write(batch):
+                return Printed(rows, False)  # the reader of our output went away (`| head`)
+            rows += batch.num_rows
+            if truncated:
+                break
+    finally:
+        reader.close()
+    sink.close(rows, truncated, limits.max_rows)
+    return Printed(rows, truncated)
+
+
+def _shape(names: list[str], types, fmt: str) -> str:
+    """The projection that makes rows printable, in DuckDB (which knows every type it has):
+    text for CSV and the table (DuckDB's own text; nested values as JSON), one JSON object per
+    row for JSON (NaN and infinities, which JSON lacks, as null). Columns by position (`#3`)."""
+    quoted = [_quote(n) for n in names]
+    if fmt in ("json", "jsonl"):
+        fields = []
+        for i, (name, kind) in enumerate(zip(quoted, types, strict=True), 1):
+            value = (
+                f"case when isfinite(#{i}) then #{i} end"
+                if kind.id in ("float", "double")
+                else f"#{i}"
+            )
+            fields.append(f"{name} := {value}")
+        return f"to_json(struct_pack({', '.join(fields)}))::varchar as json"
+    shaped = []
+    for i, (name, kind) in enumerate(zip(quoted, types, strict=True), 1):
+        if kind.id in NESTED:
+            shaped.append(f"to_json(#{i})::varchar as {name}")
+        else:
+            shaped.append(f"#{i}::varchar as {name}")
+    return ", ".join(shaped)
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Column names made unique as DuckDB does (`a`, `a_1`, `A_2`: case does not count)."""
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        candidate, k = name, 0
+        while candidate.lower() in seen:
+            k += 1
+            candidate = f"{name}_{k}"
+        seen.add(candidate.lower())
+        out.append(candidate)
+    return out
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _write(out: IO[str], text: str) -> bool:
+    """Write and flush; False when the reader of our output has gone (a closed pipe)."""
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        try:  # nothing more can be written; keep the interpreter's final flush quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return False
+    return True
+
+
+class _Csv:
+    def __init__(self, names: list[str], fmt: str, out: IO[str]):
+        self.out = out
+        self.open = _write(out, pl.DataFrame(schema={n: pl.String for n in names}).write_csv())
+
+    def write(self, batch: pa.RecordBatch) -> bool:
+        return self.open and _write(self.out, pl.from_arrow(batch).write_csv(include_header=False))
+
+    def close(self, rows: int, truncated: bool, max_rows: int) -> None:
+        pass
+
+
+class _Json:
+    """`jsonl`: one object per line; `json`: the same lines as one array (`[`, `,`, `]`)."""
+
+    def __init__(self, names: list[str], fmt: str, out: IO[str]):
+        self.out, self.array, self.rows = out, fmt == "json", 0
+
+    def write(self, batch: pa.RecordBatch) -> bool:
+        lines = pl.from_arrow(batch.column(0)).str.join(",\n" if self.array else "\n").item()
+        if self.array:
+            text = ("[\n" if self.rows == 0 else ",\n") + lines
+        else:
+            text = lines + "\n"
+        self.rows += batch.num_rows
+        return _write(self.out, text)
+
+    def close(self, rows: int, truncated: bool, max_rows: int) -> None:
+        if self.array:
+            _write(self.out, "\n]\n" if self.rows else "[]\n")
+
+
+class _Table:
+    """Aligned columns of the first rows (the only format that holds rows: those it shows)."""
+
+    def __init__(self, names: list[str], fmt: str, out: IO[str]):
+        self.names, self.out, self.batches = names, out, []
+
+    def write(self, batch: pa.RecordBatch) -> bool:
+        self.batches.append(batch)
+        return True
+
+    def close(self, rows: int, truncated: bool, max_rows: int) -> None:
+        if self.batches:
+            frame = pl.from_arrow(pa.Table.from_batches(self.batches))
+        else:
+            frame = pl.DataFrame(schema={n: pl.String for n in self.names})
+        if isinstance(frame, pl.Series):  # pragma: no cover - from_arrow of one column
+            frame = frame.to_frame()
+        with pl.Config(
+            tbl_rows=max(frame.height, 1),
+            tbl_cols=30,
+            fmt_str_lengths=60,
+            tbl_width_chars=200,
+            tbl_hide_dataframe_shape=True,
+            tbl_hide_column_data_types=True,
+        ):
+            text = str(frame)
+        if truncated and max_rows:
+            footer = f"(first {rows} rows: --max-rows {max_rows})"
+        elif truncated:
+            footer = f"(first {rows} rows; more with --max-rows N, or all with --format csv)"
+        else:
+            footer = f"({rows} row{'' if rows == 1 else 's'})"
+        _write(self.out, f"{text}\n{footer}\n")
+
+
 def format_frame(frame: pl.DataFrame, fmt: str) -> str:
+    """An in-memory frame as text (the reports of `duplirank nightly`)."""
     if fmt == "csv":
         return frame.write_csv()
     if fmt == "json":

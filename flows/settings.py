@@ -18,6 +18,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from flows.query import SqlLimits
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.simultane.options import SimultaneOptions
 
@@ -43,6 +44,7 @@ class Settings(BaseSettings):
     nightly_cron: str = Field("30 3 * * *", description="schedule of `duplirank serve`")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
+    sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
 
     @classmethod
     def settings_customise_sources(

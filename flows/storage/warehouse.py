@@ -201,6 +201,11 @@ class Warehouse:
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
         exit its operations are published in one commit, then old files are collected. On an
         exception nothing is published and nothing is deleted."""
+        if "," in str(self.root):
+            raise UserError(
+                f"the warehouse path {self.root} contains a comma, which DuckDB's "
+                "file_search_path cannot hold: move or rename the folder"
+            )
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
             tx = Transaction(self, run_id, hooks=hooks)
