@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from datetime import date
 
 from prefect import flow, task
@@ -21,13 +20,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
 
-from flows import pipeline
+from flows import pipeline, progress
+from flows.artifacts import publish_artifacts
+from flows.prefect_env import start_temporary_server
 from flows.settings import Settings
 from flows.warehouse import UserError, Warehouse
-
-
-def _progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 @task(name="ingest", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
@@ -64,19 +61,25 @@ def rebuild(settings: Settings, run_id: str, months: dict[str, list[str]], as_of
         if not todo:
             continue
         steps = pipeline.STEPS[competition]
-        _progress(f"{competition}: scoring {len(todo)} month(s): {', '.join(todo)}")
-        futures = [month_task.submit(settings, run_id, competition, m) for m in todo]
         ops: list[dict] = []
-        for future in futures:
-            ops += future.result()
+        # progress: one bar per competition, counting its months (flows/progress.py)
+        with progress.stage(f"score {competition}", total=len(todo), unit="months") as bar:
+            futures = [month_task.submit(settings, run_id, competition, m) for m in todo]
+            for month, future in zip(todo, futures, strict=True):
+                bar.update(detail=month)
+                ops += future.result()
+                bar.advance()
+            bar.update(detail="")
         if steps.history is not None:
-            _progress(f"{competition}: rebuilding history from {todo[0]}")
-            ops += history_task(settings, run_id, competition, todo[0], as_of, ops)
+            with progress.stage(f"history {competition}") as bar:
+                bar.update(detail=f"from {todo[0]}")
+                ops += history_task(settings, run_id, competition, todo[0], as_of, ops)
         tx.extend(ops)
         tx.mark_dirty(competition, todo, clean=True)
         rebuilt[competition] = todo
     if tx.ops:
-        tx.commit()
+        with progress.stage("publish"):
+            tx.commit()
     return rebuilt
 
 
@@ -106,10 +109,12 @@ def nightly_flow(settings: Settings, as_of: date | None = None) -> pipeline.Summ
     summary = pipeline.Summary(pipeline.new_run_id())
     with wh.lock(settings.lock_wait_s):
         wh.collect_garbage()
-        _progress(f"ingesting {settings.landing}")
-        summary.ingest = ingest_task(settings, summary.run_id)
+        with progress.stage("ingest", unit="files") as bar:
+            summary.ingest = ingest_task(settings, summary.run_id)
+            progress.count_ingest(bar, summary.ingest)
         dirty = wh.manifest()["dirty"]
         summary.rebuilt = rebuild(settings, summary.run_id, dirty, as_of)
+    publish_artifacts(summary, settings, "nightly")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
 
@@ -128,6 +133,7 @@ def backfill_flow(settings: Settings, first: str, last: str) -> pipeline.Summary
         if not any(months.values()):
             raise UserError(f"no bronze data between {first} and {last} in {wh.root}")
         summary.rebuilt = rebuild(settings, summary.run_id, months, None)
+    publish_artifacts(summary, settings, "backfill")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
 
@@ -146,6 +152,7 @@ def _run(flow_fn, **kwargs):
     off: nothing watches it, and stopping its thread made every run wait up to one second more
     (the thread sleeps in 1 s steps; measured: a run with nothing new took 1.06 s, 0.16 s
     without). With a real server the heartbeat stays (crash detection)."""
+    start_temporary_server()  # shown as the stage "Prefect server" (flows/prefect_env.py)
     if os.environ.get("PREFECT_API_URL"):
         state = flow_fn(**kwargs, return_state=True)
     else:
@@ -157,7 +164,7 @@ def _run(flow_fn, **kwargs):
 
 
 def serve(settings: Settings) -> None:
-    """Serve the nightly flow on `settings.nightly_cron`.
+    """Serve the nightly flow on `settings.nightly_cron`, in the platform's `settings.timezone`.
 
     Prefect's temporary server never runs schedules: this needs a running Prefect server
     (`prefect server start`) and `PREFECT_API_URL` pointing at it (see the README), or use an
@@ -168,8 +175,10 @@ def serve(settings: Settings) -> None:
             "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "
             "PREFECT_API_URL=http://127.0.0.1:4200/api (or schedule `duplirank nightly` with cron)"
         )
+    from prefect.schedules import Cron
+
     nightly_flow.serve(
         name="duplirank-nightly",
-        cron=settings.nightly_cron,
+        schedule=Cron(settings.nightly_cron, timezone=settings.timezone),  # platform's zone
         parameters={"settings": settings.model_dump(mode="json")},
     )

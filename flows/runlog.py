@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 KEEP_DAYS = 90
-FORMAT = "%(asctime)s.%(msecs)03d | %(levelname)-7s | %(name)s - %(message)s"
+FORMAT = "%(asctime)s.%(msecs)03d | %(levelname)-7s | %(where)s - %(message)s"
 
 logger = logging.getLogger("duplirank")
 
@@ -55,6 +55,20 @@ def prune(folder: Path, keep_days: int = KEEP_DAYS) -> None:
             pass
 
 
+class _Formatter(logging.Formatter):
+    """Names the flow or task run of a record (Prefect's run loggers add it), else the logger."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        task, flow = getattr(record, "task_run_name", None), getattr(record, "flow_run_name", None)
+        if task:
+            record.where = f"Task run {task!r}"
+        elif flow:
+            record.where = f"Flow run {flow!r}"
+        else:
+            record.where = record.name
+        return super().formatMessage(record)
+
+
 class _Capture:
     """The handlers and levels `capture` replaced, to put back on `release`."""
 
@@ -79,15 +93,13 @@ def capture(path: Path) -> Path:
     global _current
     release()
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter(FORMAT, "%Y-%m-%d %H:%M:%S"))
+    handler.setFormatter(_Formatter(FORMAT, "%Y-%m-%d %H:%M:%S"))
     state = _Capture(handler)
     for name in ("", *_OWN_HANDLERS):
         log = logging.getLogger(name)
         state.saved.append((log, list(log.handlers), log.level))
         for old in list(log.handlers):
-            if isinstance(old, logging.StreamHandler) and not isinstance(
-                old, logging.FileHandler
-            ):
+            if isinstance(old, logging.StreamHandler) and not isinstance(old, logging.FileHandler):
                 log.removeHandler(old)
         log.addHandler(handler)
     for name in ("prefect", "duplirank"):
