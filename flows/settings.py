@@ -162,6 +162,16 @@ def unknown_variables(environ: dict[str, str]) -> None:
             raise OptionError(variable, f"is not a duplirank setting{hint}")
 
 
+def _nearest(dotted: str) -> str:
+    """`: did you mean simultane.indice_best?` for a name of pyproject.toml, or ''."""
+    names = [n[len(ENV_PREFIX) :].lower().replace(NESTED, ".") for n in env_names()]
+    close = (
+        difflib.get_close_matches(dotted, names, n=1, cutoff=0.7)
+        or [n for n in names if n.endswith("." + dotted.split(".")[-1])][:1]
+    )
+    return f": did you mean {close[0]}?" if close else ""
+
+
 def _source(loc: tuple) -> str:
     """Where a setting's value came from: its environment variable, else pyproject.toml."""
     for depth in range(len(loc), 0, -1):
@@ -183,10 +193,11 @@ def describe(err: ValidationError) -> str:
         loc = (*loc, cause.field) if cause.field not in loc else loc
         reason = cause.reason
     else:
-        reason = first["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
+        reason = first["msg"].removeprefix("Value error, ")
+        if reason.startswith("Input should be "):
+            reason = "must be " + reason.removeprefix("Input should be ")
         if first["type"] == "extra_forbidden":
-            reason = "is not a duplirank setting"
-        reason = "must be " + reason if reason != first["msg"] else reason
+            reason = "is not a duplirank setting" + _nearest(".".join(loc))
         if "input" in first and first["type"] not in ("missing", "extra_forbidden"):
             reason += f", not {first['input']!r}"
     more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
