@@ -518,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         progress.error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
         return 1
     finally:
-        progress.reporter().close()
+        progress.configure("plain")  # back to the library default (tests call main in-process)
         runlog.release()
 
 
