@@ -3,10 +3,8 @@ PY      ?= python3.11
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-export PREFECT_HOME ?= $(CURDIR)/.prefect
-export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
-export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
-export PREFECT_LOGGING_LEVEL ?= WARNING
+# Nothing is written here but .venv/ and data/warehouse/: Prefect's state and the run logs go
+# to the user's state folder (flows/prefect_env.py, flows/runlog.py).
 
 .PHONY: run test lint bench clean
 
@@ -30,4 +28,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf data/warehouse .prefect
+	rm -rf data/warehouse

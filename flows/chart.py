@@ -1,14 +1,22 @@
 """The "Performance Simultané" chart of one player, from the `simultane_blocks` table.
 
-Every result (% cumul of a 20-deal block, at the block's date) is a point: red inside the
-window of % actuel as of the latest result, blue for the 20th most recent result (the next
-one to leave the window), grey outside the window (older than `window_days` days, or beyond
-the `window_results` most recent). The green line is % actuel as of each result's date.
+Every result (% cumul of a block of `block_deals` deals, at the block's date) is a point: red
+for a result in the window of % actuel, blue for the oldest result of a full window (the next
+one to leave it), grey outside the window. Which results are in the window is the table's
+`in_window` column (computed once, by `transforms/simultane/blocks.py`, with the run's
+settings and as-of date): the chart never recomputes it. The green line is % actuel as of each
+result's date.
+
+When there is nothing to draw the chart says why (`nothing_to_draw`): an unknown player, the
+bot (its deals are the reference, it has no % cumul), or a player whose deals do not yet make
+a full block.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+import io
+import os
+import tempfile
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -24,61 +32,76 @@ IN_WINDOW = "red"
 NEXT_TO_LEAVE = "blue"
 OUT_OF_WINDOW = "grey"
 PCT_ACTUEL = "green"
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 
-def point_colours(
-    blocks: pl.DataFrame, as_of, window_days: int = 45, window_results: int = 20
-) -> list[str]:
+def point_colours(blocks: pl.DataFrame, window_results: int = 20) -> list[str]:
     """Colour of each result of one player's `blocks`, in the frame's row order.
 
-    The window as of `as_of` (a datetime like `ended_at`) holds the results with
-    `as_of − window_days < ended_at ≤ as_of`, and of those the `window_results` most recent
-    (later `ended_at` first, then higher `block_no`). **Decision**: blue marks the
-    `window_results`-th most recent result only when the window is full; a result after
-    `as_of` is outside the window (grey).
+    Red when `in_window`; of those, when the window is full (`window_results` results), the
+    oldest (earlier `ended_at`, then lower `block_no`) is blue; grey when not `in_window`.
     """
-    ranked = blocks.with_row_index("_row").with_columns(
-        (
-            (pl.col("ended_at") > as_of - timedelta(days=window_days))
-            & (pl.col("ended_at") <= as_of)
-        ).alias("_recent")
-    )
-    recent = ranked.filter("_recent").sort(
-        ["ended_at", "block_no"], descending=[True, True], maintain_order=True
-    )
-    recent = recent.with_row_index("_age", offset=1).filter(pl.col("_age") <= window_results)
-    colour = dict.fromkeys(ranked["_row"].to_list(), OUT_OF_WINDOW)
-    for row, age in zip(recent["_row"].to_list(), recent["_age"].to_list(), strict=True):
-        colour[row] = NEXT_TO_LEAVE if age == window_results else IN_WINDOW
-    return [colour[row] for row in ranked["_row"].to_list()]
+    ranked = blocks.with_row_index("_row")
+    window = ranked.filter("in_window").sort(["ended_at", "block_no"])
+    oldest = window["_row"][0] if window.height == window_results else None
+    return [
+        (NEXT_TO_LEAVE if row == oldest else IN_WINDOW) if inside else OUT_OF_WINDOW
+        for row, inside in zip(ranked["_row"], ranked["in_window"], strict=True)
+    ]
+
+
+def nothing_to_draw(player_id: str, scored_deals: int, is_bot: bool, block_deals: int) -> str:
+    """Why a player has no curve (the chart's one-line message)."""
+    if is_bot:
+        return f"{player_id} is the bot: the bot has no curve (its deals are the 100 % reference)"
+    if scored_deals:
+        plural = "s" if scored_deals > 1 else ""
+        return (
+            f"{player_id} has {scored_deals} scored deal{plural}, "
+            f"no full block of {block_deals} yet"
+        )
+    return f"no results for player {player_id}"
 
 
 def chart_simultane(
     blocks: pl.DataFrame,
     player_id: str,
     out: Path,
+    *,
+    scored_deals: int = 0,
+    is_bot: bool = False,
     window_days: int = 45,
     window_results: int = 20,
+    block_deals: int = 20,
     timezone: str = "Europe/Paris",
 ) -> Path:
-    """Draw the player's curve as a PNG at `out` (folders created); returns `out`.
+    """Draw the player's curve at `out` (.png, .svg or .pdf, by its name); returns `out`.
 
-    Dates are shown in the platform's `timezone`.
+    `blocks` holds `simultane_blocks` rows (other players' rows are ignored); `scored_deals`
+    and `is_bot` only explain an empty curve. The folder of `out` must exist (none is
+    created); nothing is written if drawing fails. Dates are shown in `timezone`. The
+    window's size (`window_days`, `window_results`) is only written in the title.
     """
+    out = Path(out)
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{out}: the name must end in {', '.join(FORMATS)}")
+    if not out.absolute().parent.is_dir():
+        raise ValueError(f"{out}: folder {out.absolute().parent} does not exist")
     mine = blocks.filter(pl.col("player_id") == player_id).sort("ended_at", "block_no")
     if mine.is_empty():
-        raise ValueError(f"no results for player {player_id}")
+        raise ValueError(nothing_to_draw(player_id, scored_deals, is_bot, block_deals))
     as_of = mine["ended_at"].max()
-    colours = point_colours(mine, as_of, window_days, window_results)
+    colours = point_colours(mine, window_results)
     dates = mine["ended_at"].to_list()
     pct_cumul = mine["pct_cumul"].to_list()
 
-    fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(11, 5), dpi=100)
     ax.axhline(100, color="black", linewidth=0.6, linestyle=":", label="bot (100 %)")
     pct_actuel = mine["pct_actuel"].cast(pl.Float64).fill_null(float("nan")).to_list()
     ax.plot(dates, pct_actuel, color=PCT_ACTUEL, linewidth=2, label="% actuel")
     labels = {
-        IN_WINDOW: "result in the window (% cumul of 20 deals)",
+        IN_WINDOW: f"result in the window (% cumul of {block_deals} deals)",
         NEXT_TO_LEAVE: f"{window_results}th most recent result (next to leave)",
         OUT_OF_WINDOW: "result outside the window",
     }
@@ -101,16 +124,33 @@ def chart_simultane(
         f"Performance Simultané — {player_id}\n% actuel {shown} as of {local_as_of:%Y-%m-%d}"
         f" (window: {window_days} days, {window_results} results)"
     )
-    ax.set_xlabel("date of the result (20th deal of the block)")
+    ax.set_xlabel(f"date of the result ({block_deals}th deal of the block)")
     ax.set_ylabel("% (100 = the bot)")
+    ax.margins(y=0.08)
     locator = mdates.AutoDateLocator(tz=zone)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png")
-    plt.close(fig)
+    # the legend sits right of the axes: it never hides a point, however high the results
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize="small")
+    data = io.BytesIO()
+    try:
+        fig.tight_layout()
+        fig.savefig(data, format=fmt)
+    finally:
+        plt.close(fig)
+    _write_whole(out, data.getvalue())
     return out
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write `path` through a temporary file beside it: a failed write leaves nothing behind
+    (and an existing file as it was)."""
+    with tempfile.NamedTemporaryFile(dir=path.absolute().parent, delete=False) as tmp:
+        try:
+            tmp.write(data)
+            tmp.close()
+            os.replace(tmp.name, path)
+        except BaseException:
+            Path(tmp.name).unlink(missing_ok=True)
+            raise

@@ -1,24 +1,32 @@
 """`duplirank` — the one entry point (operations.md).
 
-User errors (bad path, bad month, locked warehouse, bad SQL) end with one line on stderr and
-exit code 2; programming errors keep their traceback.
+Standard output carries only results (summaries, rankings, tables); progress and errors go to
+standard error (`flows/progress.py`). A user error (bad path, bad month, bad setting, locked
+warehouse, bad SQL) ends with one line on stderr and exit code 2, and a failing command creates
+no file or folder: paths are checked before anything is written. A run (`ingest`, `nightly`,
+`backfill`) logs to one file per run (`flows/runlog.py`); if it fails for another reason, the
+terminal gets one line naming the failed stage and that file, and the exit code is 1. Other
+commands keep the traceback of a programming error.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import sys
 import threading
 import time
+from dataclasses import fields
 from datetime import date
 from pathlib import Path
 
+from flows import progress, runlog
 from flows.errors import UserError
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+RUNS = ("ingest", "nightly", "backfill")
+GENERATE_START = date(2026, 11, 1)
 
 
 def _month(text: str) -> str:
@@ -34,34 +42,134 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
-def _settings(args):
-    from flows.settings import Settings
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
 
-    overrides = {}
-    if getattr(args, "warehouse", None):
-        overrides["warehouse"] = args.warehouse
-    if getattr(args, "landing", None):
-        overrides["landing"] = args.landing
-    return Settings(**overrides)
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+SQL_HELP = """\
+Run one read-only query against the published tables of the warehouse.
+
+Read-only by construction: DuckDB's parser must find one SELECT (or EXPLAIN [ANALYZE] of one)
+whose syntax tree only reads; the connection reads only the Parquet files the warehouse
+publishes, with the views database attached read-only and DuckDB's configuration locked; on
+Linux the process also drops every right to change a file (Landlock). COPY, ATTACH, INSTALL,
+LOAD, SET, PRAGMA, CALL, EXPORT, CREATE, … are refused with one line and exit code 2.
+
+Bounded: --timeout (setting sql.timeout_s, default 300 s) and Ctrl-C interrupt the query (exit
+codes 2 and 130); DuckDB's memory is limited (sql.memory_limit, 2GB; it spills to
+sql.temp_directory, default $TMPDIR/duplirank-sql-<uid>, never inside the warehouse); rows
+stream to stdout batch by batch. Nested values (lists, structs, maps) print as JSON.
+
+examples:
+  duplirank sql 'select * from simultane_monthly where month = $m order by rank_indice' -p m=2026-11
+  duplirank sql --file report.sql --format csv > report.csv
+  echo "select count(*) from ff_matches" | duplirank sql -
+"""
+
+
+# --------------------------------------------------------------------------- checks
+def _settings(args):
+    from flows.settings import load_settings
+
+    return load_settings(
+        warehouse=getattr(args, "warehouse", None), landing=getattr(args, "landing", None)
+    )
+
+
+def _is_local(path: Path) -> bool:
+    return "://" not in str(path)
+
+
+def _new_folder_allowed(path: Path, what: str) -> None:
+    """`path` is a folder, or can be created as one in an existing folder (no parents made)."""
+    if not _is_local(path):
+        return
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{what} {path} is a file, not a folder")
+    if not path.exists() and not path.absolute().parent.is_dir():
+        raise UserError(f"{what} {path} cannot be created: {path.absolute().parent} does not exist")
+
+
+def _existing_folder(path: Path, what: str) -> None:
+    if not _is_local(path):
+        return
+    if path.is_file():
+        raise UserError(f"{what} {path} is a file, not a folder")
+    if not path.is_dir():
+        raise UserError(f"{what} {path} does not exist")
+
+
+def _new_file_allowed(path: Path, what: str) -> None:
+    """`path` can be written: its folder exists (never created), it is not a folder."""
+    if path.is_dir():
+        raise UserError(f"{what} {path} is a folder")
+    if not path.absolute().parent.is_dir():
+        raise UserError(f"{what} {path}: folder {path.absolute().parent} does not exist")
+
+
+# --------------------------------------------------------------------------- runs
+def _start_log(command: str, settings) -> Path:
+    """The run's log file; Prefect's and our logs go there, not to the terminal."""
+    import prefect  # noqa: F401  (configures Prefect's logging, which capture then redirects)
+
+    try:
+        path = runlog.new_log_path(command, settings.log_dir)
+        runlog.capture(path)
+    except OSError as err:
+        raise UserError(f"cannot write the run log in {settings.log_dir}: {err}") from None
+    runlog.logger.info("duplirank %s", " ".join(_ARGV))
+    return path
+
+
+def _finish_run(settings, summary) -> None:
+    """Results on stdout, the summary table (times, quarantine reasons) on stderr."""
+    from flows.artifacts import quarantine_reasons
+
+    print(summary.text())
+    reasons = quarantine_reasons(settings.warehouse, summary)
+    progress.summary({"quarantined lines by reason": reasons} if reasons else None)
 
 
 def cmd_ingest(args) -> int:
     from flows.nightly import run_ingest
 
-    summary = run_ingest(_settings(args), [Path(p) for p in args.paths])
-    print(summary.text())
+    settings = _settings(args)
+    _new_folder_allowed(settings.warehouse, "warehouse")
+    paths = [Path(p) for p in args.paths]
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"no such file or folder: {path}")
+    _start_log("ingest", settings)
+    with progress.stage("ingest", unit="files") as bar:
+        summary = run_ingest(settings, paths)
+        progress.count_ingest(bar, summary.ingest)
+    _finish_run(settings, summary)
     return 0
 
 
 def cmd_nightly(args) -> int:
     from flows.nightly import nightly
 
-    summary = nightly(settings=_settings(args), as_of=args.date)
-    print(summary.text())
+    settings = _settings(args)
+    _existing_folder(settings.landing, "landing folder")
+    _new_folder_allowed(settings.warehouse, "warehouse")
+    _start_log("nightly", settings)
+    summary = nightly(settings=settings, as_of=args.date)
+    _finish_run(settings, summary)
     if args.show:
         from flows.report import rankings_text
 
-        print(rankings_text(_settings(args).warehouse))
+        print(rankings_text(settings.warehouse))
     return 0
 
 
@@ -70,40 +178,15 @@ def cmd_backfill(args) -> int:
 
     if args.to < args.from_:
         raise UserError(f"--to {args.to} is before --from {args.from_}")
-    summary = backfill(settings=_settings(args), first=args.from_, last=args.to, as_of=args.date)
-    print(summary.text())
-    return 0
-
-
-def cmd_verify(args) -> int:
-    from flows.storage.retention import verify
-    from flows.storage.warehouse import Warehouse
-
-    wh = Warehouse(_settings(args).warehouse)
-    problems = verify(wh)
-    for problem in problems:
-        print(problem)
-    if problems:
-        raise UserError(
-            f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; rebuild "
-            "their months with `duplirank backfill`, or `duplirank recover`"
-        )
-    print(f"publication {wh.version()} of {wh.store.url}: every file matches its checksum")
-    return 0
-
-
-def cmd_recover(args) -> int:
-    from flows.storage.retention import recover
-    from flows.storage.warehouse import Warehouse
-
     settings = _settings(args)
-    wh = Warehouse(settings.warehouse)
-    with wh.store.lock(settings.lock_wait_s):
-        folder = recover(wh)
-    print(f"current publication: {folder}")
+    _existing_folder(settings.warehouse, "warehouse")
+    _start_log("backfill", settings)
+    summary = backfill(settings=settings, first=args.from_, last=args.to, as_of=args.date)
+    _finish_run(settings, summary)
     return 0
 
 
+# --------------------------------------------------------------------------- tools
 def cmd_sql(args) -> int:
     import dataclasses
 
@@ -177,31 +260,98 @@ def _positive(kind):
     return parse
 
 
+def cmd_verify(args) -> int:
+    from flows.storage.retention import verify
+    from flows.storage.warehouse import Warehouse
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = Warehouse(settings.warehouse)
+    problems = verify(wh)
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise UserError(
+            f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; rebuild "
+            "their months with `duplirank backfill`, or `duplirank recover`"
+        )
+    print(f"publication {wh.version()} of {wh.store.url}: every file matches its checksum")
+    return 0
+
+
+def cmd_recover(args) -> int:
+    from flows.storage.retention import recover
+    from flows.storage.warehouse import Warehouse
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = Warehouse(settings.warehouse)
+    with wh.store.lock(settings.lock_wait_s):
+        folder = recover(wh)
+    print(f"current publication: {folder}")
+    return 0
+
+
 def cmd_generate(args) -> int:
+    import shutil
+
     from flows.generate import generate
 
-    start = args.start or date(2026, 11, 1)
-    files = generate(args.out, players=args.players, days=args.days, seed=args.seed, start=start)
+    out: Path = args.out
+    _new_folder_allowed(out, "--out")
+    created = not out.exists()
+    try:
+        files = generate(
+            out, players=args.players, days=args.days, seed=args.seed, start=args.start
+        )
+    except OSError as err:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise UserError(f"cannot write to {out}: {err.strerror or err}") from None
     total = sum(f.stat().st_size for f in files)
-    print(f"wrote {len(files)} files ({total / 1e6:.1f} MB) to {args.out}")
+    print(f"wrote {len(files)} files ({total / 1e6:.1f} MB) to {out}")
     return 0
 
 
 def cmd_chart(args) -> int:
-    import polars as pl
-
-    from flows.chart import chart_simultane
+    from flows.chart import FORMATS, chart_simultane
     from flows.query import run_sql
 
-    wh = _settings(args).warehouse
-    blocks = run_sql(wh, "select * from simultane_blocks")
+    out: Path = args.out
+    if out.suffix.lower() not in FORMATS:
+        raise UserError(f"--out {out}: the name must end in {', '.join(FORMATS)}")
+    _new_file_allowed(out, "--out")
+    settings = _settings(args)
+    blocks = run_sql(
+        settings.warehouse,
+        "select * from simultane_blocks where player_id = $player",
+        {"player": args.player},
+    )
+    deals = run_sql(
+        settings.warehouse,
+        "select count(*) filter (where not is_bot and scored) as scored,"
+        " count(*) filter (where is_bot) as bot"
+        " from simultane_deal_results where player_id = $player",
+        {"player": args.player},
+    )
+    opts = settings.simultane_options()
     try:
-        out = chart_simultane(
-            blocks.filter(pl.col("player_id") == args.player), args.player, args.out
+        written = chart_simultane(
+            blocks,
+            args.player,
+            out,
+            scored_deals=deals["scored"][0],
+            is_bot=deals["bot"][0] > 0,
+            window_days=opts.window_days,
+            window_results=opts.window_results,
+            block_deals=opts.block_deals,
+            timezone=opts.timezone,
         )
     except ValueError as err:
         raise UserError(str(err)) from None
-    print(f"wrote {out}")
+    except OSError as err:
+        raise UserError(f"cannot write {out}: {err.strerror or err}") from None
+    print(f"wrote {written}")
     return 0
 
 
@@ -216,74 +366,180 @@ def cmd_score(args) -> int:
     return 0
 
 
+def _prefect_api() -> str:
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        raise UserError(
+            "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "
+            "PREFECT_API_URL=http://127.0.0.1:4200/api (or schedule `duplirank nightly` with cron)"
+        )
+    import httpx
+
+    try:
+        response = httpx.get(url.rstrip("/") + "/health", timeout=5)
+        response.raise_for_status()
+    except httpx.HTTPError as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UserError(
+            f"no Prefect server answers at PREFECT_API_URL={url} ({reason}); "
+            "start it with `.venv/bin/prefect server start`"
+        ) from None
+    return url
+
+
 def cmd_serve(args) -> int:
     from flows.nightly import serve
 
-    serve(_settings(args))
+    settings = _settings(args)
+    _existing_folder(settings.landing, "landing folder")
+    _new_folder_allowed(settings.warehouse, "warehouse")
+    url = _prefect_api()
+    progress.note(
+        f"serving the nightly flow at {settings.nightly_cron} ({settings.timezone}) on {url}"
+    )
+    serve(settings)
     return 0
 
 
-SQL_HELP = """\
-Run one read-only query against the published tables of the warehouse.
+# --------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """A wrong flag or value is a user error like any other: one line, exit code 2."""
 
-Read-only by construction: DuckDB's parser must find one SELECT (or EXPLAIN [ANALYZE] of one)
-whose syntax tree only reads; the connection reads only the Parquet files the warehouse
-publishes, with the views database attached read-only and DuckDB's configuration locked; on
-Linux the process also drops every right to change a file (Landlock). COPY, ATTACH, INSTALL,
-LOAD, SET, PRAGMA, CALL, EXPORT, CREATE, … are refused with one line and exit code 2.
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
-Bounded: --timeout (setting sql.timeout_s, default 300 s) and Ctrl-C interrupt the query (exit
-codes 2 and 130); DuckDB's memory is limited (sql.memory_limit, 2GB; it spills to
-sql.temp_directory, default $TMPDIR/duplirank-sql-<uid>, never inside the warehouse); rows
-stream to stdout batch by batch. Nested values (lists, structs, maps) print as JSON.
 
-examples:
-  duplirank sql 'select * from simultane_monthly where month = $m order by rank_indice' -p m=2026-11
-  duplirank sql --file report.sql --format csv > report.csv
-  echo "select count(*) from ff_matches" | duplirank sql -
-"""
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Descriptions keep their line breaks; flags show their default when they have one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" not in text
+            and "default" not in text
+            and not any(default is v for v in (None, False, True, argparse.SUPPRESS))
+            and not action.required
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+# what each bridge option means, for `score --help` (a test keeps it in step with BridgeOptions)
+BRIDGE_OPTION_HELP = {
+    "neuberg": "matchpoints: Neuberg adjustment when fewer results (false: traditional)",
+    "penalty_p": "penalty P, % of the board's top (matchpoint methods)",
+    "penalty_z": "penalty Z, % of the board's top",
+    "penalty_m": "penalty M, % of the board's top",
+    "penalty_w": "compensation W, % of the board's top",
+    "adjusted_imps_per_10pct": "IMPs of an artificial score per 10 % from 50 % (Law 86A)",
+    "missing_as_average": "three_tables: missing tables scored as averages",
+    "bog": "butler/sunday_times: no cap on a positive round total (KOPS -BOG)",
+    "out": "butler/sunday_times: drop exactly n scores each side (KOPS -OUT=n)",
+    "vp": "convert round IMP totals to VP (WBF 2013 scale)",
+    "datum_rounding": "toward_zero | nearest | half_even",
+    "trim": "scores dropped before the datum: kops | out=n | a fraction | median",
+    "cap_base": "round cap = cap_base + boards in the round",
+    "cavendish_cap": "cavendish methods: IMPs cap per comparison",
+}
+
+
+def _bridge_options_help() -> str:
+    from transforms.bridge.options import METHODS, BridgeOptions
+
+    defaults = BridgeOptions()
+    keys = "\n".join(
+        f"  {f.name:<24} {getattr(defaults, f.name)!s:<12} {BRIDGE_OPTION_HELP.get(f.name, '')}"
+        for f in fields(BridgeOptions)
+        if f.name != "method"
+    )
+    return (
+        f"methods (--method): {', '.join(METHODS)}\n\n"
+        "options (--option KEY=VALUE, repeatable), with their defaults:\n"
+        f"{keys}\n\n"
+        "The file's own method and options (bridge.event) apply unless given here; "
+        "bridge.md defines each method and option."
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="duplirank", description="Score duplicate card-game tournaments from raw logs."
+    parser = _Parser(
+        prog="duplirank",
+        description="Score duplicate card-game tournaments from raw logs.",
+        epilog="`duplirank COMMAND --help` for each command's flags. Settings: environment "
+        "variables DUPLIRANK_… (see the README). User errors exit with code 2.",
+        formatter_class=_Help,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, func, help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
-        p.add_argument(
-            "--warehouse",
-            type=Path,
-            default=os.environ.get("DUPLIRANK_WAREHOUSE"),
-            help="warehouse folder (default data/warehouse, or $DUPLIRANK_WAREHOUSE)",
-        )
+    def command(name: str, func, help: str, warehouse: bool = True, epilog: str | None = None):
+        p = sub.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=_Help)
+        if warehouse:
+            p.add_argument(
+                "--warehouse",
+                type=Path,
+                metavar="DIR",
+                help="warehouse folder (default: $DUPLIRANK_WAREHOUSE, else data/warehouse)",
+            )
         p.set_defaults(func=func)
         return p
 
+    def quiet(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "-q", "--quiet", action="store_true", help="print only errors on stderr (no progress)"
+        )
+
+    runs = (
+        "Progress goes to stderr (bars on a terminal, plain lines otherwise); the run's log "
+        "file is in $DUPLIRANK_LOG_DIR (default ~/.local/state/duplirank/logs)."
+    )
+
     p = command("ingest", cmd_ingest, "validate and load files; report counts and rejects")
     p.add_argument("paths", nargs="+", help="JSON Lines files (.jsonl, .jsonl.gz) or folders")
+    quiet(p)
 
-    p = command("nightly", cmd_nightly, "ingest new files, rescore touched months, publish")
-    p.add_argument(
-        "--date", type=_date, help="as-of date for %% actuel and in_window (default: latest data)"
+    p = command(
+        "nightly", cmd_nightly, "ingest new files, rescore touched months, publish", epilog=runs
     )
-    p.add_argument("--landing", type=Path, help="landing folder (default data/landing)")
-    p.add_argument("--no-show", dest="show", action="store_false", help="don't print rankings")
+    p.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="as-of date for %% actuel and in_window (default: latest data)",
+    )
+    p.add_argument(
+        "--landing",
+        type=Path,
+        metavar="DIR",
+        help="landing folder (default: $DUPLIRANK_LANDING, else data/landing)",
+    )
+    p.add_argument(
+        "--no-show", dest="show", action="store_false", help="don't print the rankings at the end"
+    )
+    quiet(p)
 
-    p = command("backfill", cmd_backfill, "recompute months from the bronze layer")
-    p.add_argument("--from", dest="from_", type=_month, required=True, metavar="YYYY-MM")
-    p.add_argument("--to", type=_month, required=True, metavar="YYYY-MM")
+    p = command("backfill", cmd_backfill, "recompute months from the bronze layer", epilog=runs)
     p.add_argument(
-        "--date", type=_date, help="as-of date for %% actuel and in_window (default: latest data)"
+        "--from", dest="from_", type=_month, required=True, metavar="YYYY-MM", help="first month"
     )
+    p.add_argument("--to", type=_month, required=True, metavar="YYYY-MM", help="last month")
+    p.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="as-of date for %% actuel and in_window (default: latest data)",
+    )
+    quiet(p)
 
     command("verify", cmd_verify, "check every published file against the manifest's checksums")
     command("recover", cmd_recover, "restore the last valid publication after damage")
 
     p = command("sql", cmd_sql, "run read-only SQL against the published tables")
     p.description = SQL_HELP
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.formatter_class = _Help
     p.add_argument(
         "query", nargs="?", help="one SELECT (or EXPLAIN [ANALYZE] of one); - reads stdin"
     )
@@ -321,30 +577,79 @@ def build_parser() -> argparse.ArgumentParser:
         help="DuckDB's memory limit, e.g. 4GB (default: setting sql.memory_limit, 2GB)",
     )
 
-    p = command("generate", cmd_generate, "write realistic synthetic raw logs")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--players", type=int, default=40)
-    p.add_argument("--days", type=int, default=3)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--start", type=_date, help="first day (default 2026-11-01)")
+    p = command("generate", cmd_generate, "write realistic synthetic raw logs", warehouse=False)
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder to write (its parent must exist)",
+    )
+    p.add_argument(
+        "--players", type=_at_least(1), default=40, metavar="N", help="number of players"
+    )
+    p.add_argument("--days", type=_at_least(1), default=3, metavar="N", help="number of days")
+    p.add_argument(
+        "--seed", type=int, default=1, metavar="N", help="random seed (same seed, same bytes)"
+    )
+    p.add_argument(
+        "--start", type=_date, default=GENERATE_START, metavar="YYYY-MM-DD", help="first day"
+    )
 
     p = command("chart", cmd_chart, "draw a player's Performance Simultané curve")
-    p.add_argument("competition", choices=("simultane",))
-    p.add_argument("--player", required=True)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("competition", choices=("simultane",), help="the competition (simultane)")
+    p.add_argument("--player", required=True, metavar="ID", help="player id, e.g. P0001")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="image file: .png, .svg or .pdf (its folder must exist)",
+    )
 
-    p = command("score", cmd_score, "score one bridge event file (PBN or JSON Lines)")
-    p.add_argument("file")
-    p.add_argument("--method", help="scoring method (default: the file's own)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option")
-    p.add_argument("--boards", action="store_true", help="print per-table board results")
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p = command(
+        "score",
+        cmd_score,
+        "score one bridge event file (PBN or JSON Lines)",
+        warehouse=False,
+        epilog=_bridge_options_help(),
+    )
+    p.add_argument("file", help="a .pbn file, or JSON Lines of bridge.* records")
+    p.add_argument(
+        "--method", metavar="METHOD", help="scoring method (default: the file's own; list below)"
+    )
+    p.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="method option (keys below)"
+    )
+    p.add_argument("--boards", action="store_true", help="also print per-table board results")
+    p.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="output format"
+    )
 
-    command("serve", cmd_serve, "serve the nightly flow on its cron schedule with Prefect")
+    p = command(
+        "serve",
+        cmd_serve,
+        "serve the nightly flow on its cron schedule with Prefect",
+        epilog="Needs a running Prefect server (PREFECT_API_URL); the schedule is the setting "
+        "nightly_cron in the time zone of the setting timezone.",
+    )
+    p.add_argument(
+        "--landing",
+        type=Path,
+        metavar="DIR",
+        help="landing folder (default: $DUPLIRANK_LANDING, else data/landing)",
+    )
     return parser
 
 
-WRITERS = ("ingest", "nightly", "backfill")
+# --------------------------------------------------------------------------- main
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    message = f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+    return message if len(message) <= 300 else message[:297] + "…"
+
+
+_ARGV: list[str] = []  # the command line of this process's run, for its log
 
 
 class Terminated(Exception):
@@ -356,26 +661,45 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    _ARGV[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    args = build_parser().parse_args(_ARGV)
     # Run as the `duplirank` command (no argv given), `sql` also restricts its own process
     # (flows/sandbox.py); a Python caller of main([...]), such as a test, keeps its rights.
     args.sandbox = argv is None
-    started = time.monotonic()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+    quiet = getattr(args, "quiet", False)
+    progress.configure("quiet" if quiet else "auto")
+    started = time.monotonic()
+    prefix = f"duplirank {args.command}"
     try:
         code = args.func(args)
+        if args.command in RUNS and not quiet:
+            log = runlog.current()
+            where = f" (log: {log})" if log else ""
+            progress.note(f"done in {time.monotonic() - started:.1f} s{where}")
+        return code
     except UserError as err:
-        print(f"duplirank {args.command}: error: {err}", file=sys.stderr)
+        progress.error(f"{prefix}: error: {err}")
         return 2
     except (KeyboardInterrupt, Terminated) as stop:
+        log = runlog.current()
         word = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
-        note = " (a run is published whole or not at all)" if args.command in WRITERS else ""
-        print(f"duplirank {args.command}: {word}{note}", file=sys.stderr)
+        note = " (a run is published whole or not at all)" if args.command in RUNS else ""
+        progress.error(f"{prefix}: {word}{note}" + (f" (log: {log})" if log else ""))
         return 130 if isinstance(stop, KeyboardInterrupt) else 143
-    if args.command in WRITERS:
-        print(f"done in {time.monotonic() - started:.1f} s", file=sys.stderr)
-    return code
+    except Exception as err:
+        log = runlog.current()
+        if log is None:
+            raise  # not a run: a programming error keeps its traceback
+        runlog.logger.error("%s failed", prefix, exc_info=err)
+        stage = progress.failed_stage()
+        where = f" in {stage}" if stage else ""
+        progress.error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
+        return 1
+    finally:
+        progress.configure("plain")  # back to the library default (tests call main in-process)
+        runlog.release()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed
 
+from flows import progress
+from flows.artifacts import publish_artifacts
 from flows.errors import UserError
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step
@@ -88,16 +90,26 @@ def rebuild(
         competition: [month_task.submit(ctx, competition, p) for p in parts]
         for competition, parts in sorted(plan.items())
         if parts
-    }
+    }  # every partition of every competition may run at once (a Dask cluster, threads)
     ops: list[dict] = []
     rebuilt: dict[str, list[str]] = {}
     for competition, submitted in futures.items():
-        month_ops = [op for future in submitted for op in future.result()]
+        parts = plan[competition]
+        month_ops: list[dict] = []
+        with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
+            for part, future in zip(parts, submitted, strict=True):
+                bar.update(detail=part)
+                month_ops += future.result()
+                bar.advance()
+            bar.update(detail="")
         ops += month_ops
         if STEPS[competition].history is not None:
-            first = first_month(plan[competition], floor)
-            ops += history_task(ctx.with_pending([*ctx.pending, *month_ops]), competition, first)
-        rebuilt[competition] = plan[competition]
+            first = first_month(parts, floor)
+            with progress.stage(f"history {competition}") as bar:
+                bar.update(detail=f"from {first}")
+                history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
+                ops += history_task(history_ctx, competition, first)
+        rebuilt[competition] = parts
     for competition, parts in rebuilt.items():
         ops.append({"op": "clean", "competition": competition, "months": parts})
     return ops, rebuilt
@@ -132,7 +144,9 @@ def nightly_flow(settings: Settings, as_of: date | None = None) -> Summary:
     wh = Warehouse(settings.warehouse)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
         ctx = StepContext(settings, summary.run_id, as_of)
-        summary.ingest, ops = ingest_task(ctx)
+        with progress.stage("ingest", unit="files") as bar:
+            summary.ingest, ops = ingest_task(ctx)
+            progress.count_ingest(bar, summary.ingest)
         tx.extend(ops)
         dirty = wh.manifest(tx.ops)["dirty"]
         plan = {c: dirty.get(c, []) for c in COMPETITIONS}
@@ -143,6 +157,7 @@ def nightly_flow(settings: Settings, as_of: date | None = None) -> Summary:
             first = month_of(as_of, settings.timezone)
             tx.extend(history_task(ctx.with_pending(tx.ops), "simultane", first))
         summary.published = bool(tx.ops)
+    publish_artifacts(summary, settings, "nightly")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
 
@@ -161,6 +176,7 @@ def backfill_flow(settings: Settings, first: str, last: str, as_of: date | None 
         ops, summary.rebuilt = rebuild(ctx, plan, floor=first)
         tx.extend(ops)
         summary.published = bool(tx.ops)
+    publish_artifacts(summary, settings, "backfill")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
 

@@ -30,7 +30,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         os._exit(1)
 
 
-def _server_class():
+def server_class():
     from prefect.server.api.server import SubprocessASGIServer
 
     class OwnedServer(SubprocessASGIServer):
@@ -38,8 +38,23 @@ def _server_class():
 
         log = None
 
-        def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
+        def __new__(cls, *args: Any, **kwargs: Any):
+            return object.__new__(cls)  # not Prefect's per-port singleton: one per run
+
+        def stop(self) -> None:
+            super().stop()
+            self.running = False
+
+        def command(self) -> list[str]:
             import prefect
+
+            app = ["--factory", "prefect.server.api.server:create_app"]
+            where = ["--host", "127.0.0.1", "--port", str(self.port)]
+            rest = ["--log-level", "error", "--lifespan", "on"]
+            home = ["--app-dir", str(prefect.__module_path__.parent)]
+            return [sys.executable, "-m", "uvicorn", *home, *app, *where, *rest]
+
+        def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
             from prefect.settings import get_current_settings
 
             env = {
@@ -51,10 +66,7 @@ def _server_class():
             }
             env.pop("PREFECT_API_URL", None)
             return subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "--app-dir",
-                 str(prefect.__module_path__.parent), "--factory",
-                 "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--log-level", "error", "--lifespan", "on"],
+                self.command(),
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=self.log or subprocess.DEVNULL,
@@ -80,9 +92,17 @@ def prefect_api(log_file=None) -> Iterator[str | None]:
         yield None
         return
 
-    server = _server_class()()
-    server.log = log_file
-    server.start()
+    from flows import progress, runlog
+
+    server = server_class()()
+    path = log_file or runlog.current()
+    server.log = open(path, "ab") if path else None  # noqa: SIM115 (closed below)
+    try:
+        with progress.stage("Prefect server"):
+            server.start()
+    except BaseException:
+        server.stop()
+        raise
     os.environ["PREFECT_API_URL"] = server.api_url  # for workers started from here
     try:
         # nothing watches heartbeats on a temporary server, and stopping their thread makes
@@ -97,3 +117,5 @@ def prefect_api(log_file=None) -> Iterator[str | None]:
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
+        if server.log is not None:
+            server.log.close()

@@ -58,6 +58,8 @@ def rankings_text(warehouse: Path, top: int = 10) -> str:
         except UserError as err:
             parts.append(f"{title}: unavailable ({err})")
             continue
+        if frame.is_empty():  # every public table is a view, empty until it has rows
+            continue
         parts.append(f"{title}\n{format_frame(frame, 'table')}")
     parts.append(
         f"Tables: {Path(warehouse).resolve()}/duplirank.duckdb (open read-only), "

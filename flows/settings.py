@@ -1,16 +1,27 @@
-"""One typed settings object: every **Decision** of the spec with its default.
+"""One typed settings object: every **Decision** of the spec with its default, checked.
 
 Precedence (highest first): command-line flags, environment variables (`DUPLIRANK_…`, nested
 with `__`, e.g. `DUPLIRANK_SIMULTANE__DEAL_TIME_LIMIT_S=240`), `[tool.duplirank]` in
 `pyproject.toml` of the current folder, then the defaults of the rules' option classes.
+
+Every value is checked when the settings are built: types and ranges (pydantic here, the
+options classes' own `RANGES` for the rules), the time zone, the cron. An environment variable
+`DUPLIRANK_…` that names no setting is refused with the nearest valid name (a misspelt setting
+silently ignored would publish results computed with the default). `load_settings` turns any
+of these into one `UserError` line naming the setting and its variable.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import os
+import typing
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,30 +29,43 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from flows.errors import UserError
 from flows.query import SqlLimits
+from flows.runlog import log_dir
 from transforms.face_a_face.options import FaceAFaceOptions
+from transforms.option_checks import OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
+
+ENV_PREFIX = "DUPLIRANK_"
+NESTED = "__"
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="DUPLIRANK_",
-        env_nested_delimiter="__",
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=NESTED,
         pyproject_toml_table_header=("tool", "duplirank"),
-        extra="ignore",
+        extra="forbid",
+        env_ignore_empty=True,
     )
 
     warehouse: Path = Field(Path("data/warehouse"), description="warehouse folder")
     landing: Path = Field(Path("data/landing"), description="folder the servers drop logs into")
     timezone: str = Field("Europe/Paris", description="platform time zone (months, days)")
-    lock_wait_s: float = Field(30.0, description="how long a run waits for another to finish")
+    lock_wait_s: float = Field(
+        30.0, ge=0, allow_inf_nan=False, description="how long a run waits for another to finish"
+    )
     retention_days: float = Field(
-        7.0, description="files of the publications of the last N days are kept (open readers)"
+        7.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="files of the publications of the last N days are kept (open readers)",
     )
     batch_rows: int = Field(
-        5_000_000, description="rows scored at once; bigger months are split (memory bound)"
+        5_000_000, gt=0, description="rows scored at once; bigger months are split (memory bound)"
     )
     nightly_cron: str = Field("30 3 * * *", description="schedule of `duplirank serve`")
+    log_dir: Path = Field(default_factory=log_dir, description="one log file per run")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
     sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
@@ -57,8 +81,143 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, PyprojectTomlConfigSettingsSource(settings_cls))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_variable(cls, data: Any) -> Any:
+        unknown_variables(os.environ)
+        return data
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        check_zone(value)
+        return value
+
+    @field_validator("nightly_cron")
+    @classmethod
+    def _parseable_cron(cls, value: str) -> str:
+        check_cron(value)
+        return value
+
     def simultane_options(self) -> SimultaneOptions:
         return dataclasses.replace(self.simultane, timezone=self.timezone)
 
     def face_a_face_options(self) -> FaceAFaceOptions:
         return dataclasses.replace(self.face_a_face, timezone=self.timezone)
+
+
+def check_cron(text: str) -> None:
+    """A five-field cron line (what `duplirank serve` gives Prefect), or OptionError."""
+    from cronsim import CronSim, CronSimError
+
+    if len(text.split()) != 5:
+        raise OptionError(
+            "nightly_cron", f"{text!r} is not a cron line of 5 fields (m h dom mon dow)"
+        )
+    try:
+        CronSim(text, datetime(2026, 1, 1))
+    except CronSimError as err:
+        raise OptionError("nightly_cron", f"{text!r} is not a valid cron line ({err})") from None
+
+
+def _sections(model: type) -> dict[str, type | None]:
+    """Field name → the class of a nested section (a dataclass or model), or None."""
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return {
+            name: field.annotation if _is_section(field.annotation) else None
+            for name, field in model.model_fields.items()
+        }
+    hints = typing.get_type_hints(model)
+    return {
+        f.name: hints[f.name] if _is_section(hints[f.name]) else None
+        for f in dataclasses.fields(model)
+    }
+
+
+def _is_section(kind: Any) -> bool:
+    return isinstance(kind, type) and (
+        dataclasses.is_dataclass(kind) or issubclass(kind, BaseModel)
+    )
+
+
+def env_names(model: type = Settings, prefix: str = ENV_PREFIX) -> list[str]:
+    """Every environment variable a setting can be read from, derived from the model."""
+    names = []
+    for name, section in _sections(model).items():
+        variable = prefix + name.upper()
+        names.append(variable)
+        if section is not None:
+            names += env_names(section, variable + NESTED)
+    return names
+
+
+def unknown_variables(environ: dict[str, str]) -> None:
+    """Refuse a `DUPLIRANK_…` variable that names no setting (OptionError with a suggestion)."""
+    known = {name[len(ENV_PREFIX) :]: name for name in env_names()}
+    for variable in sorted(environ):
+        upper = variable.upper()
+        if upper.startswith(ENV_PREFIX) and upper[len(ENV_PREFIX) :] not in known:
+            rest = upper[len(ENV_PREFIX) :]
+            close = (
+                difflib.get_close_matches(rest, known, n=1, cutoff=0.7)
+                or [name for name in known if name.endswith(NESTED + rest.split(NESTED)[-1])][:1]
+            )
+            hint = (
+                f": did you mean {known[close[0]]}?"
+                if close
+                else " (the Settings section of the README lists them)"
+            )
+            raise OptionError(variable, f"is not a duplirank setting{hint}")
+
+
+def _nearest(dotted: str) -> str:
+    """`: did you mean simultane.indice_best?` for a name of pyproject.toml, or ''."""
+    names = [n[len(ENV_PREFIX) :].lower().replace(NESTED, ".") for n in env_names()]
+    close = (
+        difflib.get_close_matches(dotted, names, n=1, cutoff=0.7)
+        or [n for n in names if n.endswith("." + dotted.split(".")[-1])][:1]
+    )
+    return f": did you mean {close[0]}?" if close else ""
+
+
+def _source(loc: tuple) -> str:
+    """Where a setting's value came from: its environment variable, else pyproject.toml."""
+    for depth in range(len(loc), 0, -1):
+        variable = ENV_PREFIX + NESTED.join(str(part).upper() for part in loc[:depth])
+        value = next((v for k, v in os.environ.items() if k.upper() == variable), None)
+        if value is not None:
+            return f"{variable}={value}"
+    return "[tool.duplirank] in pyproject.toml, or a flag"
+
+
+def describe(err: ValidationError) -> str:
+    """One line for the first problem of a settings ValidationError."""
+    first = err.errors(include_url=False)[0]
+    loc = tuple(p for p in first["loc"] if isinstance(p, str))
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, OptionError):
+        if cause.field.upper().startswith(ENV_PREFIX):  # an unknown variable
+            return str(cause)
+        loc = (*loc, cause.field) if cause.field not in loc else loc
+        reason = cause.reason
+    else:
+        reason = first["msg"].removeprefix("Value error, ")
+        if reason.startswith("Input should be "):
+            reason = "must be " + reason.removeprefix("Input should be ")
+        if first["type"] == "extra_forbidden":
+            reason = "is not a duplirank setting" + _nearest(".".join(loc))
+        if "input" in first and first["type"] not in ("missing", "extra_forbidden"):
+            reason += f", not {first['input']!r}"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    name = ".".join(loc) or "settings"
+    return f"setting {name} ({_source(loc)}): {reason}{more}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """The settings (flags given as `overrides`), or a one-line `UserError`."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as err:
+        raise UserError(describe(err)) from None
+    except OptionError as err:  # raised outside pydantic (e.g. a dataclass given as override)
+        raise UserError(f"setting {err}") from None

@@ -1,9 +1,25 @@
-"""Shared test set-up: project root on sys.path for `tests_support`, Prefect kept local."""
+"""Shared test set-up: project root on sys.path for `tests_support`, Prefect kept local.
 
+The tests' Prefect state and run logs go to a temporary folder (removed at exit), and
+hypothesis keeps its examples in the user's cache folder: nothing is written into the repository.
+"""
+
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+_STATE = tempfile.mkdtemp(prefix="duplirank-tests-")
+atexit.register(shutil.rmtree, _STATE, ignore_errors=True)
+os.environ["XDG_STATE_HOME"] = _STATE
+os.environ["PREFECT_HOME"] = str(Path(_STATE) / "prefect")
+os.environ.pop("DUPLIRANK_LOG_DIR", None)
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "duplirank"
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(_CACHE / "hypothesis"))
 
 import pytest  # noqa: E402
 

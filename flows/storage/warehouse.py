@@ -212,10 +212,12 @@ class Warehouse:
             try:
                 yield tx
                 if tx.ops:
-                    tx.commit()
+                    from flows import progress
                     from flows.storage.retention import collect_garbage
 
-                    collect_garbage(self, retention_days)
+                    with progress.stage("publish"):
+                        tx.commit()
+                        collect_garbage(self, retention_days)
             finally:
                 tx.discard_staging()
 
@@ -390,12 +392,12 @@ class Transaction:
         return manifest
 
     def _hook(self, name: str) -> None:
-        """Fault injection for the crash tests: `DUPLIRANK_CRASH_AT=<point>` kills the process
-        there (SIGKILL), `DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
-        if os.environ.get("DUPLIRANK_CRASH_AT") == name:
+        """Fault injection for the crash tests: `_DUPLIRANK_CRASH_AT=<point>` kills the process
+        there (SIGKILL), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
+        if os.environ.get("_DUPLIRANK_CRASH_AT") == name:
             os.kill(os.getpid(), 9)
             time.sleep(10)
-        if os.environ.get("DUPLIRANK_FAIL_AT") == name:
+        if os.environ.get("_DUPLIRANK_FAIL_AT") == name:
             raise RuntimeError(f"injected failure {name}")
         hook = self.hooks.get(name)
         if hook is not None:

@@ -169,10 +169,10 @@ def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
 
     for path in later.iterdir():
         shutil.move(path, landing / path.name)
-    monkeypatch.setenv("DUPLIRANK_FAIL_AT", "before_swap")
+    monkeypatch.setenv("_DUPLIRANK_FAIL_AT", "before_swap")
     with pytest.raises(RuntimeError, match="injected failure before_swap"):
         nightly(settings)
-    monkeypatch.delenv("DUPLIRANK_FAIL_AT")
+    monkeypatch.delenv("_DUPLIRANK_FAIL_AT")
     assert Warehouse(root).version() == version
     assert_same(snapshot(root), published, PUBLISHED)
 

@@ -75,7 +75,7 @@ def killed_then_rerun(states, tmp_path, run) -> None:
 
 @pytest.mark.parametrize("point", POINTS)
 def test_sigkill_at_each_publish_step(states, tmp_path, point):
-    env = {**api_env(), "DUPLIRANK_CRASH_AT": point}
+    env = {**api_env(), "_DUPLIRANK_CRASH_AT": point}
     killed_then_rerun(states, tmp_path, lambda root, landing: start_nightly(root, landing, env))
 
 

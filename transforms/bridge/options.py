@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar
+
+from transforms.option_checks import check_options
 
 METHODS = ("three_tables", "matchpoints", "butler", "cavendish", "cavendish_avg", "sunday_times")
 MP_METHODS = ("three_tables", "matchpoints")
@@ -50,7 +52,20 @@ class BridgeOptions:
     # Cavendish methods: each comparison is capped at this many IMPs (the scale "ends at 17").
     cavendish_cap: int = 17
 
+    # bounds of the numbers (inclusive; None = open), checked on every construction
+    RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "penalty_p": (-100, 100),
+        "penalty_z": (-100, 100),
+        "penalty_m": (-100, 100),
+        "penalty_w": (-100, 100),
+        "adjusted_imps_per_10pct": (0, None),
+        "out": (0, None),
+        "cap_base": (0, None),
+        "cavendish_cap": (1, None),
+    }
+
     def __post_init__(self) -> None:
+        check_options(self)
         if self.method is not None and self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r} (one of {', '.join(METHODS)})")
         if self.datum_rounding not in DATUM_ROUNDINGS:
@@ -58,8 +73,6 @@ class BridgeOptions:
                 f"datum_rounding {self.datum_rounding!r} not one of {', '.join(DATUM_ROUNDINGS)}"
             )
         trim_kind(self.trim)  # validates
-        if self.out is not None and self.out < 0:
-            raise ValueError("out must be >= 0")
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], base: BridgeOptions | None = None):

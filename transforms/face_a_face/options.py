@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from transforms.option_checks import OptionError, check_options
 
 
 @dataclass(frozen=True)
@@ -31,3 +34,29 @@ class FaceAFaceOptions:
     points_decimals: int = 2  # points are shown (and ties compared) at this precision
     timezone: str = "Europe/Paris"
     pool_attack_types: bool = True  # attaque + attaque_surcontrat form one category "attaque"
+
+    # bounds of the numbers (inclusive; None = open), checked on every construction
+    RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "cancel_after_min": (1, None),
+        "attack_limit_s": (1, None),
+        "defense_limit_s": (1, None),
+        "forfeit_disconnect_min": (1, None),
+        "mp_decimals": (0, 6),
+        "unfinished_mp": (0, None),
+        "elo_start": (1, None),
+        "bot_elo": (1, None),
+        "k_new": (0, None),
+        "k_regular": (0, None),
+        "k_master": (0, None),
+        "k_matches_threshold": (0, None),
+        "k_master_rating": (1, None),
+        "elo_cap": (1, None),
+        "best_per_category": (1, None),
+        "divisor": (1, None),
+        "points_decimals": (0, 6),
+    }
+
+    def __post_init__(self) -> None:
+        check_options(self)
+        if not self.bot_id.strip():
+            raise OptionError("bot_id", "must not be empty")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from transforms.option_checks import check_options
 
 
 @dataclass(frozen=True)
@@ -14,3 +17,16 @@ class SimultaneOptions:
     indice_best: int = 20  # Indice = sum of the 20 best results of the month / 20
     victoire_best: int = 10  # Victoire = sum of the 10 best won results of the month / 10
     timezone: str = "Europe/Paris"  # months and days are calendar ones in this zone
+
+    # bounds of the numbers (inclusive; None = open), checked on every construction
+    RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
+        "deal_time_limit_s": (1, None),
+        "window_days": (1, None),
+        "window_results": (1, None),
+        "block_deals": (1, None),
+        "indice_best": (1, None),
+        "victoire_best": (1, None),
+    }
+
+    def __post_init__(self) -> None:
+        check_options(self)

@@ -1,0 +1,149 @@
+"""What a run did, as Prefect artifacts (shown on the flow run's page of the Prefect UI).
+
+`publish_artifacts` is called at the end of the nightly and backfill flows: one markdown
+artifact with the run's summary (files, lines, quarantine reasons, months rebuilt, time of each
+stage) and one table artifact per ranking with its top rows (the rankings `duplirank nightly`
+prints, `flows/report.py`). Keys are stable (`duplirank-run-summary`, `<table>-top`), so the
+Prefect UI also shows each one's history across runs.
+
+`quarantine_reasons` counts the lines a run quarantined by reason (standalone numbers in a
+reason are replaced by `N`, so `duplicate of line 3` and `duplicate of line 9` count together);
+the CLI's final summary shows the same counts.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import polars as pl
+
+from flows import progress
+from flows.warehouse import UserError
+
+SUMMARY_KEY = "duplirank-run-summary"
+MAX_REASONS = 12
+
+logger = logging.getLogger("duplirank")
+
+
+def _run_shas(summary) -> list[str]:
+    ingest = getattr(summary, "ingest", None)
+    if ingest is None:
+        return []
+    return sorted({f.sha256 for f in ingest.files if f.status != "already_ingested"})
+
+
+def quarantine_reasons(warehouse: Path, summary) -> dict[str, int]:
+    """Lines quarantined by this run's files, by reason (most frequent first)."""
+    from flows.query import run_sql
+
+    shas = _run_shas(summary)
+    if not shas or not sum(f.rows_quarantined for f in summary.ingest.files):
+        return {}
+    try:
+        frame = run_sql(
+            warehouse,
+            r"""
+            select regexp_replace(reason, '(^|[\s.(=])[0-9]+', '\1N', 'g') as reason,
+                   count(*) as n
+            from quarantine
+            where list_contains($shas, sha256)
+            group by 1
+            order by n desc, reason
+            """,
+            {"shas": shas},
+        )
+    except UserError:  # no quarantine table published (nothing was ever quarantined)
+        return {}
+    counts = dict(zip(frame["reason"].to_list(), frame["n"].to_list(), strict=True))
+    if len(counts) > MAX_REASONS:
+        kept = dict(list(counts.items())[: MAX_REASONS - 1])
+        kept["(other reasons)"] = sum(counts.values()) - sum(kept.values())
+        counts = kept
+    return counts
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
+
+
+def summary_markdown(summary, reasons: dict[str, int], flow: str) -> str:
+    """The markdown of the run-summary artifact."""
+    lines = [f"# duplirank {flow} — run {summary.run_id}", ""]
+    lines += [f"    {line}" for line in summary.text().splitlines()]
+    ingest = getattr(summary, "ingest", None)
+    if ingest is not None and ingest.files:
+        files = ingest.files
+        lines += [
+            "",
+            "| files | already ingested | unreadable | lines read | rows accepted | quarantined |",
+            "|---:|---:|---:|---:|---:|---:|",
+            f"| {len(files)} | {sum(f.status == 'already_ingested' for f in files)} "
+            f"| {sum(f.status == 'unreadable' for f in files)} "
+            f"| {sum(f.lines_read for f in files):,} | {sum(f.rows_accepted for f in files):,} "
+            f"| {sum(f.rows_quarantined for f in files):,} |",
+        ]
+    if reasons:
+        lines += ["", "## Quarantined lines by reason", "", "| reason | lines |", "|---|---:|"]
+        lines += [f"| {reason} | {n:,} |" for reason, n in reasons.items()]
+    rebuilt = {c: m for c, m in sorted(summary.rebuilt.items()) if m}
+    lines += ["", "## Months rebuilt", ""]
+    lines += [f"- **{c}**: {', '.join(m)}" for c, m in rebuilt.items()] or ["- none"]
+    timings = progress.reporter().timings()
+    if timings:
+        lines += ["", "## Stages", "", "| stage | time | done |", "|---|---:|---|"]
+        lines += [f"| {name} | {_duration(s)} | {done} |" for name, s, done in timings]
+    return "\n".join(lines) + "\n"
+
+
+def _jsonable(frame: pl.DataFrame) -> list[dict]:
+    """Rows of a frame with dates, times and decimals as JSON-friendly values."""
+    return frame.with_columns(
+        pl.col(pl.Date, pl.Datetime, pl.Time, pl.Duration).cast(pl.String),
+        pl.col(pl.Decimal).cast(pl.Float64),
+    ).to_dicts()
+
+
+def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
+    """Create the run's artifacts (inside a flow run); returns their ids.
+
+    A failure here is logged, never fails the run: the tables are already published.
+    """
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+    from flows.query import run_sql
+    from flows.report import REPORTS
+
+    ids = []
+    try:
+        reasons = quarantine_reasons(settings.warehouse, summary)
+        ids.append(
+            create_markdown_artifact(
+                key=SUMMARY_KEY,
+                markdown=summary_markdown(summary, reasons, flow),
+                description=f"what this {flow} run did",
+            )
+        )
+        try:
+            views = set(
+                run_sql(settings.warehouse, "select view_name from duckdb_views()")["view_name"]
+            )
+        except UserError:  # nothing published yet
+            views = set()
+        for title, table, query in REPORTS:
+            if table not in views:
+                continue
+            frame = run_sql(settings.warehouse, query, {"top": top})
+            if frame.is_empty():  # every public table is a view, empty until it has rows
+                continue
+            ids.append(
+                create_table_artifact(
+                    key=f"{table.replace('_', '-')}-top",
+                    table=_jsonable(frame),
+                    description=title,
+                )
+            )
+    except Exception:  # noqa: BLE001  (reported in the run's log, the run has succeeded)
+        logger.warning("could not publish the run's Prefect artifacts", exc_info=True)
+    return ids
