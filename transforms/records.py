@@ -18,6 +18,8 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
+from transforms.bridge.contracts import PASSED_OUT
+
 TS = pl.Datetime("us", "UTC")
 
 
@@ -100,9 +102,6 @@ def _ff_points_together(row: dict) -> str | None:
     if (row.get("points_made") is None) != (row.get("points_conceded") is None):
         return "points_made and points_conceded must be given together"
     return None
-
-
-PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")  # contract texts, upper case
 
 
 def _bridge_result_has_score(row: dict) -> str | None:

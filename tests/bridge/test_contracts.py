@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from transforms.bridge.boards import board_dealer, board_vulnerability
-from transforms.bridge.contracts import with_score_ns
+from transforms.bridge.contracts import (
+    PASSED_OUT,
+    contract_text,
+    is_passed_out,
+    normal_contract,
+    with_score_ns,
+)
 
 
 def _score(contract: str, declarer: str, result: str, vulnerability: str) -> int | None:
@@ -59,8 +67,16 @@ def _score(contract: str, declarer: str, result: str, vulnerability: str) -> int
         ("4H", "W", "=", "NS", -420),
         ("3NTX", "W", "-3", "None", 500),
         ("5CX", "N", "-3", "None", -500),  # PCH1003 board 1, first table
-        # passed out
+        # passed out, every spelling
         ("Pass", "", "", "All", 0),
+        *[(spelling, "", "", "None", 0) for spelling in PASSED_OUT],
+        (" passed out ", "", "", "None", 0),
+        # spellings: lower case, spaces, alerts, `*` for a double
+        ("4s", "N", "=", "None", 420),
+        ("3 NT", "S", "=", "None", 400),
+        ("4S!", "N", "=", "None", 420),
+        ("4S*", "N", "-1", "None", -100),
+        ("4S**", "N", "-1", "None", -200),
         # unreadable
         ("2H", "N", "+7", "None", None),
         ("8S", "N", "=", "None", None),
@@ -81,3 +97,23 @@ def test_vulnerability_and_dealer_cycle():
         "EW", "All", "None", "NS", "All", "None", "NS", "EW", "None",
     ]  # fmt: skip
     assert out["d"].to_list()[:5] == ["N", "E", "S", "W", "N"]
+
+
+CONTRACT_CHARS = st.sampled_from(list("1234567CDHSNTXPAx*! shn") + ["NT", "Pass", "\t"])
+
+
+@given(st.lists(CONTRACT_CHARS, max_size=6).map("".join))
+def test_the_pbn_reader_and_the_scorer_read_a_contract_alike(text):
+    """`normal_contract` (one text, PBN reader) and `contract_text` (a column, scorer) follow
+    the same spelling rules: the text the reader stores is read the same by the scorer."""
+    frame = pl.DataFrame({"c": [text]}, schema={"c": pl.String})
+    column, passed = frame.select(
+        contract_text(pl.col("c")).alias("text"), is_passed_out(pl.col("c")).alias("passed")
+    ).row(0)
+    stored = normal_contract(text)
+    if stored is None:
+        assert text.strip() in ("", "-")
+    elif passed:
+        assert stored == "Pass"
+    else:
+        assert stored == column
