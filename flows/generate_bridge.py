@@ -17,7 +17,7 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from transforms.bridge.boards import VULNERABILITY
+from transforms.bridge.boards import board_vulnerability
 from transforms.bridge.contracts import with_score_ns
 
 METHOD_WEIGHTS = {
@@ -195,9 +195,9 @@ def _fill_scores(results: list[dict]) -> None:
             "contract": [r["contract"] for r in marked],
             "declarer": [r["declarer"] for r in marked],
             "result": [r["result"] for r in marked],
-            "vulnerable": [VULNERABILITY[(r["board"] - 1) % 16] for r in marked],
+            "board": [r["board"] for r in marked],
         }
-    )
+    ).with_columns(board_vulnerability(pl.col("board")).alias("vulnerable"))
     scores = with_score_ns(frame)["score_ns"]
     for record, value in zip(marked, scores.to_list(), strict=True):
         if record.pop("_score_only", False):

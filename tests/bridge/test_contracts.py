@@ -1,4 +1,4 @@
-"""Contract scoring (Laws 77/2) and vulnerability/dealer from the board number."""
+"""Contract scoring (Laws 77/2) and vulnerability from the board number."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transforms.bridge.boards import board_dealer, board_vulnerability
+from tests.bridge.conftest import score
+from transforms.bridge.boards import board_vulnerability
 from transforms.bridge.contracts import (
     PASSED_OUT,
     contract_text,
@@ -87,16 +88,33 @@ def test_contract_scores(contract, declarer, result, vul, expected):
     assert _score(contract, declarer, result, vul) == expected
 
 
-def test_vulnerability_and_dealer_cycle():
-    boards = pl.DataFrame({"board": list(range(1, 18))})
-    out = boards.select(
-        board_vulnerability(pl.col("board")), board_dealer(pl.col("board")).alias("d")
-    )
-    assert out["board"].to_list() == [
-        "None", "NS", "EW", "All", "NS", "EW", "All", "None",
-        "EW", "All", "None", "NS", "All", "None", "NS", "EW", "None",
+CYCLE = ["None", "NS", "EW", "All", "NS", "EW", "All", "None",
+         "EW", "All", "None", "NS", "All", "None", "NS", "EW"]  # fmt: skip
+
+
+def test_vulnerability_cycle():
+    boards = pl.DataFrame({"board": [*range(1, 34), 0, -15, None]})
+    out = boards.select(board_vulnerability(pl.col("board")))["board"].to_list()
+    assert out == CYCLE * 2 + ["None", "EW", "None", None]  # boards 33, 0, -15, null
+
+
+def test_the_scorer_takes_the_vulnerability_from_the_board_number_unless_given():
+    """3NT= by N scores 600 when NS is vulnerable, else 400; by E -600 when EW is."""
+    rows = [
+        {"board": board, "ns_pair": str(2 * k + 1), "ew_pair": str(2 * k + 2),
+         "contract": "3NT", "declarer": declarer, "result": "="}
+        for board in range(1, 18)
+        for k, declarer in enumerate(("N", "E"))
     ]  # fmt: skip
-    assert out["d"].to_list()[:5] == ["N", "E", "S", "W", "N"]
+    given = {"board": 18, "ns_pair": "1", "ew_pair": "2", "contract": "3NT", "declarer": "N"}
+    given |= {"result": "=", "extra": '{"vulnerable": " both "}'}  # board 18 is NS by the cycle
+    scores = score("butler", [*rows, given]).board_results.filter(pl.col("direction") == "NS")
+    got = scores.collect().sort("board", "pair")["score_ns"].to_list()
+    expected = []
+    for board in range(1, 18):
+        vul = CYCLE[(board - 1) % 16]
+        expected += [600 if vul in ("NS", "All") else 400, -600 if vul in ("EW", "All") else -400]
+    assert got == [*expected, 600]
 
 
 CONTRACT_CHARS = st.sampled_from(list("1234567CDHSNTXPAx*! shn") + ["NT", "Pass", "\t"])
