@@ -110,8 +110,10 @@ def main(argv: list[str] | None = None) -> dict:
     floor, _, floor_first = t_sort_runs(files["result"], order, args.repeat, warmup=1)
 
     def score():
-        s = score_events(events, results, penalties)
-        return pl.collect_all([s.board_results, s.standings, s.issues])
+        s = score_events(
+            {"bridge.event": events, "bridge.result": results, "bridge.penalty": penalties}
+        )
+        return pl.collect_all([*s.tables.values(), s.issues])
 
     first_s, _, _ = timed(score, 1)  # the first run of the process: also the warm-up
     score_s, _, (board_results, standings, issues) = timed(score, args.repeat)

@@ -279,10 +279,11 @@ def bridge_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> 
     events, superseded_e = bronze(wh, "bridge.event", [month])
     results, superseded_r = bronze(wh, "bridge.result", [month])
     penalties, superseded_p = bronze(wh, "bridge.penalty", [month])
-    scores = score_events(events.collect(), results, penalties)
+    inputs = {"bridge.event": events, "bridge.result": results, "bridge.penalty": penalties}
+    scores = score_events(inputs)
     month_col = pl.lit(month).alias("month")
-    boards = scores.board_results.with_columns(month_col).collect()
-    standings = scores.standings.with_columns(month_col).collect()
+    boards = scores.tables["bridge_board_results"].with_columns(month_col).collect()
+    standings = scores.tables["bridge_standings"].with_columns(month_col).collect()
     issues = pl.concat(
         [superseded_e, superseded_r, superseded_p, scores.issues.with_columns(month_col)],
         how="diagonal_relaxed",

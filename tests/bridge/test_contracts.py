@@ -108,7 +108,11 @@ def test_the_scorer_takes_the_vulnerability_from_the_board_number_unless_given()
     ]  # fmt: skip
     given = {"board": 18, "ns_pair": "1", "ew_pair": "2", "contract": "3NT", "declarer": "N"}
     given |= {"result": "=", "extra": '{"vulnerable": " both "}'}  # board 18 is NS by the cycle
-    scores = score("butler", [*rows, given]).board_results.filter(pl.col("direction") == "NS")
+    scores = (
+        score("butler", [*rows, given])
+        .tables["bridge_board_results"]
+        .filter(pl.col("direction") == "NS")
+    )
     got = scores.collect().sort("board", "pair")["score_ns"].to_list()
     expected = []
     for board in range(1, 18):

@@ -106,7 +106,7 @@ def test_trim_median_and_fraction():
 def _two_board_round(method: str, **options):
     # pair 1 (NS) meets pair 2 on boards 1 and 2: 1000 against a datum of 0 = +14 each
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
-    return score(method, rows, **options).standings.collect()
+    return score(method, rows, **options).tables["bridge_standings"].collect()
 
 
 def test_round_cap_is_10_plus_boards_unless_bog():
@@ -121,10 +121,10 @@ def test_rounds_from_the_round_field_and_from_boards_per_round():
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
     for row in rows:
         row["round"] = row["board"]  # two rounds of one board: 14 capped at 11, twice
-    standings = score("butler", rows).standings.collect()
+    standings = score("butler", rows).tables["bridge_standings"].collect()
     assert standings.filter(pl.col("pair") == "1")["total"].item() == 22.0
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
-    by_size = score("butler", rows, boards_per_round=1).standings.collect()
+    by_size = score("butler", rows, boards_per_round=1).tables["bridge_standings"].collect()
     assert by_size.filter(pl.col("pair") == "1")["total"].item() == 22.0
 
 
@@ -211,7 +211,9 @@ def test_imp_penalties_use_the_amount(kind, amount, expected):
         board_scores(1, [420, 400, -50]),
         penalties=[{"pair": "1", "kind": kind, "amount": amount}],
     )
-    row = scores.standings.filter(pl.col("pair") == "1").collect().row(0, named=True)
+    row = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect().row(0, named=True)
+    )
     assert row["penalties"] == expected
     assert row["total"] == 1.0 + expected
 
@@ -221,7 +223,9 @@ def test_imp_penalty_without_amount_is_a_data_issue():
         "butler", board_scores(1, [420, 400, -50]), penalties=[{"pair": "1", "kind": "z"}]
     )
     assert scores.issues.collect()["kind"].to_list() == ["imp_penalty_without_amount"]
-    row = scores.standings.filter(pl.col("pair") == "1").collect().row(0, named=True)
+    row = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect().row(0, named=True)
+    )
     assert row["penalties"] == 0.0
 
 

@@ -85,10 +85,12 @@ def _check_standings(folder: Path, standings: pl.DataFrame, value: str) -> None:
 
 
 def _score(frames: dict[str, pl.DataFrame]):
-    scores = score_events(
-        frames["bridge.event"].lazy(), frames["bridge.result"].lazy(), NO_PENALTIES
+    scores = score_events(frames)
+    return (
+        scores.tables["bridge_board_results"].collect(),
+        scores.tables["bridge_standings"].collect(),
+        scores.issues.collect(),
     )
-    return scores.board_results.collect(), scores.standings.collect(), scores.issues.collect()
 
 
 @pytest.mark.parametrize("source", ["jsonl", "pbn"])

@@ -68,6 +68,8 @@ def test_penalties_of_a_three_table_event(kind, points):
     scores = score(
         "three_tables", board_scores(1, [600, 300, 100]), penalties=[{"pair": "1", "kind": kind}]
     )
-    standings = {r["pair"]: r for r in scores.standings.collect().iter_rows(named=True)}
+    standings = {
+        r["pair"]: r for r in scores.tables["bridge_standings"].collect().iter_rows(named=True)
+    }
     assert standings["1"]["penalties"] == points
     assert standings["1"]["total"] == pytest.approx(14 + points)  # 600/300/100: cell 14 7 3

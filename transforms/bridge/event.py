@@ -1,16 +1,16 @@
 """The single entry point of bridge scoring: an event's (or many events') traveller lines and
 penalties -> `bridge_board_results`, `bridge_standings` and `data_issues` rows.
 
-Options: defaults < the event's own `options` JSON < the caller's `BridgeOptions` (fields the
-caller changed from the defaults). Events sharing the same resolved options are scored together
-in one vectorised pass over their (event, section, board) groups; the only Python loop is over
-the distinct option sets (a handful), never over rows.
+Options: defaults < the event's own `options` JSON < the caller's overrides
+(`options.resolve_options`, the one precedence rule). Events sharing the same resolved options
+are scored together in one vectorised pass over their (event, section, board) groups; the only
+Python loop is over the distinct option sets (a handful), never over rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import date
+from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
@@ -18,14 +18,15 @@ from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
 from transforms.bridge.frames import packed, packed_bounds
 from transforms.bridge.matchpoints import matchpoints
-from transforms.bridge.options import MP_METHODS, BridgeOptions
+from transforms.bridge.options import MP_METHODS, BridgeOptions, resolve_options
 from transforms.bridge.penalties import penalty_points
 from transforms.bridge.rounds import PAIR_KEY, assign_rounds
 from transforms.bridge.sunday_times import sunday_times
 from transforms.bridge.three_tables import three_tables
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
 from transforms.bridge.vp import add_vp
-from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES
+from transforms.records import RECORD_TYPES, data_issues
+from transforms.scores import Scores
 
 BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "month": pl.String(),
@@ -78,43 +79,26 @@ RESULT_COLUMNS = (
 IMP_DIGITS = 12  # IMP sums are rounded to 1e-12: float noise off, fractions kept
 
 
-@dataclass(frozen=True)
-class EventScores:
-    board_results: pl.LazyFrame  # bridge_board_results
-    standings: pl.LazyFrame  # bridge_standings
-    issues: pl.LazyFrame  # data_issues rows
+class BridgeScores(Scores):
+    """`tables`: `bridge_board_results` (pair × board) and `bridge_standings` (pair × event);
+    `issues`: `data_issues` rows."""
 
 
-def resolve_options(event: dict, options: BridgeOptions | None = None) -> BridgeOptions:
-    """The event's options: defaults < its `options` JSON < the caller's changes; `method`
-    filled with the event's `scoring` unless given."""
-    resolved = BridgeOptions.from_event(event.get("options")).merged(options)
-    return replace(resolved, method=resolved.method or event["scoring"])
-
-
-def score_event(
-    event: dict,
-    results: pl.LazyFrame,
-    penalties: pl.LazyFrame,
-    options: BridgeOptions | None = None,
-) -> EventScores:
-    """Scores one `bridge.event` row (a dict) from its bronze results and penalties."""
-    schema = RECORD_TYPES["bridge.event"].schema()
-    row = {name: event.get(name) for name in schema if name in event}
-    if isinstance(row.get("date"), str):
-        row["date"] = date.fromisoformat(row["date"])
-    frame = pl.DataFrame([row], schema={name: schema[name] for name in row}, orient="row")
-    return score_events(frame.lazy(), results, penalties, options)
+TABLES = ("bridge_board_results", "bridge_standings")
+INPUTS = ("bridge.event", "bridge.result", "bridge.penalty")
 
 
 def score_events(
-    events: pl.LazyFrame | pl.DataFrame,
-    results: pl.LazyFrame,
-    penalties: pl.LazyFrame,
-    options: BridgeOptions | None = None,
-) -> EventScores:
-    """Scores many events at once, one vectorised pass per distinct set of resolved options."""
-    events = events.lazy() if isinstance(events, pl.DataFrame) else events
+    inputs: Mapping[str, pl.LazyFrame | pl.DataFrame],
+    overrides: Mapping[str, Any] | None = None,
+) -> BridgeScores:
+    """Scores the events of `inputs` (bronze `bridge.event`, `bridge.result`, `bridge.penalty`
+    rows, re-deliveries resolved) at once, one vectorised pass per distinct set of resolved
+    options. `overrides`: option names to values that win over every event's own options
+    (`options.resolve_options`). An event whose own options cannot be read is not scored and
+    is reported (`bad_event_options`); a bad override is the caller's error (ValueError)."""
+    events, results, penalties = (_input(inputs, name) for name in INPUTS)
+    BridgeOptions.from_mapping(overrides or {})  # the caller's own mistakes raise here
     for name in ("options", "boards_per_round"):
         if name not in events.collect_schema().names():
             events = events.with_columns(pl.lit(None).alias(name))
@@ -123,20 +107,32 @@ def score_events(
         .unique("event_id", keep="last")
         .sort("event_id")
         .collect()
+        .with_columns(pl.col("date").dt.strftime("%Y-%m").alias("month"))
     )
-    # options are resolved once per distinct (scoring, options, ...) row, not once per event
+    # options are resolved once per distinct (scoring, options) row, not once per event
     settings = ["scoring", "options"]
     distinct = event_rows.select(settings).unique(maintain_order=True)
-    resolved = [resolve_options(row, options) for row in distinct.iter_rows(named=True)]
-    by_options = list(dict.fromkeys(resolved))
+    resolved: list[BridgeOptions | str] = []
+    for row in distinct.iter_rows(named=True):
+        try:
+            resolved.append(resolve_options(row, overrides))
+        except ValueError as err:  # the event's own options: a data issue, not a crash
+            resolved.append(str(err))
+    by_options = [r for r in dict.fromkeys(resolved) if isinstance(r, BridgeOptions)]
     distinct = distinct.with_columns(
-        pl.Series("option_set", [by_options.index(r) for r in resolved], dtype=pl.Int64)
+        pl.Series("option_set", [_set_of(r, by_options) for r in resolved], dtype=pl.Int64),
+        pl.Series("options_error", [r if isinstance(r, str) else None for r in resolved],
+                  dtype=pl.String),
+    )  # fmt: skip
+    event_rows = event_rows.join(distinct, on=settings, how="left", nulls_equal=True)
+    info = event_rows.filter(pl.col("option_set").is_not_null()).select(
+        "event_id", "month", pl.col("boards_per_round").cast(pl.Int64), "option_set"
     )
-    info = event_rows.join(distinct, on=settings, how="left", nulls_equal=True).select(
-        "event_id",
-        pl.col("date").dt.strftime("%Y-%m").alias("month"),
-        pl.col("boards_per_round").cast(pl.Int64),
-        "option_set",
+    option_issues = data_issues(
+        event_rows.lazy().filter(pl.col("options_error").is_not_null()),
+        "bad_event_options",
+        ["event_id"],
+        pl.format("event not scored: {}", pl.col("options_error")),
     )
     all_lines = _traveller_lines(info, results) if by_options else None
     parts = [
@@ -148,17 +144,24 @@ def score_events(
         )
         for n, opts in enumerate(by_options)
     ]
-    if not parts:
-        return EventScores(
-            pl.LazyFrame(schema=BOARD_RESULTS_SCHEMA),
-            pl.LazyFrame(schema=STANDINGS_SCHEMA),
-            pl.LazyFrame(schema=DATA_ISSUES_SCHEMA),
-        )
-    return EventScores(
-        pl.concat([p.board_results for p in parts]),
-        pl.concat([p.standings for p in parts]),
-        pl.concat([p.issues for p in parts]),
-    )
+    tables = {
+        name: pl.concat([p.tables[name] for p in parts]) if parts else pl.LazyFrame(schema=schema)
+        for name, schema in zip(TABLES, (BOARD_RESULTS_SCHEMA, STANDINGS_SCHEMA), strict=True)
+    }
+    issues = pl.concat([option_issues, *[p.issues for p in parts]])
+    return BridgeScores(tables, issues)
+
+
+def _input(inputs: Mapping[str, pl.LazyFrame | pl.DataFrame], record_type: str) -> pl.LazyFrame:
+    if record_type not in inputs:
+        if record_type == "bridge.penalty":  # an event file without penalties
+            return pl.LazyFrame(schema=RECORD_TYPES[record_type].schema())
+        raise KeyError(f"score_events needs the {record_type} rows")
+    return inputs[record_type].lazy()
+
+
+def _set_of(resolved: BridgeOptions | str, by_options: list[BridgeOptions]) -> int | None:
+    return by_options.index(resolved) if isinstance(resolved, BridgeOptions) else None
 
 
 # What the methods read of a traveller line (`frames`, `travellers.traveller_lines`).
@@ -259,7 +262,7 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.DataFrame:
 
 def _score_group(
     opts: BridgeOptions, info: pl.DataFrame, lines: pl.DataFrame, penalties: pl.LazyFrame
-) -> EventScores:
+) -> BridgeScores:
     method = opts.method
     mp = method in MP_METHODS
     ids = info["event_id"]
@@ -320,7 +323,7 @@ def _score_group(
     totals = _with_pair_names(totals.collect(), scored)
     standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
     issues = _issues(line_issues, penalty_issues, info, opts, vp)
-    return EventScores(board_results, standings, issues)
+    return BridgeScores(dict(zip(TABLES, (board_results, standings), strict=True)), issues)
 
 
 def _round_key(scored: pl.DataFrame) -> pl.Expr:

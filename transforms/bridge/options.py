@@ -1,13 +1,16 @@
-"""Every option and **Decision** of bridge.md, with the spec's defaults.
+"""Every option and **Decision** of bridge.md, with the spec's defaults, and their precedence.
 
-Precedence (lowest to highest): these defaults < the event's own `options` object (raw JSON of
-`bridge.event`) < an explicit `BridgeOptions` given by the caller, where only the fields the
-caller changed from the defaults override the event's values (`BridgeOptions.merged`).
+Precedence (lowest to highest), the one rule (`resolve_options`): these defaults < the event's
+own `options` object (raw JSON of `bridge.event`) < the caller's overrides, a mapping of option
+names to values (`duplirank score --method M --option k=v`): every option named there wins,
+even one set to its default. The method is the overrides', else the options', else the event's
+`scoring`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -62,7 +65,7 @@ class BridgeOptions:
             raise ValueError("out must be >= 0")
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any], base: BridgeOptions | None = None):
+    def from_mapping(cls, values: Mapping[str, Any], base: BridgeOptions | None = None):
         """Options from a mapping of names to values (JSON values or CLI text)."""
         base = base or cls()
         types = {f.name: f.type for f in fields(cls)}
@@ -86,17 +89,14 @@ class BridgeOptions:
             raise ValueError("event options must be a JSON object")
         return cls.from_mapping(values)
 
-    def merged(self, caller: BridgeOptions | None) -> BridgeOptions:
-        """These options overridden by the fields `caller` changed from the defaults."""
-        if caller is None:
-            return self
-        default = BridgeOptions()
-        changes = {
-            f.name: getattr(caller, f.name)
-            for f in fields(self)
-            if getattr(caller, f.name) != getattr(default, f.name)
-        }
-        return replace(self, **changes)
+
+def resolve_options(event: Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
+    """The options an event is scored with: defaults < its `options` JSON < `overrides` (every
+    key given wins); `method` filled with the event's `scoring` unless given. ValueError (a
+    user error) for an unknown option or a bad value."""
+    own = BridgeOptions.from_event(event.get("options"))
+    resolved = BridgeOptions.from_mapping(overrides or {}, base=own)
+    return replace(resolved, method=resolved.method or event["scoring"])
 
 
 def _coerce(name: str, type_text: str, value: Any) -> Any:
