@@ -22,7 +22,7 @@ from transforms.bridge.options import MP_METHODS, BridgeOptions, resolve_options
 from transforms.bridge.penalties import penalty_points
 from transforms.bridge.rounds import PAIR_KEY, assign_rounds
 from transforms.bridge.sunday_times import sunday_times
-from transforms.bridge.three_tables import three_tables
+from transforms.bridge.three_tables import three_tables, unscored_boards
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
 from transforms.bridge.vp import add_vp
 from transforms.records import RECORD_TYPES, data_issues
@@ -311,10 +311,13 @@ def _score_group(
     # the totals stream over the pair rows (the board results are materialised once, by the
     # caller's collect)
     if mp:
+        # a board a method leaves unscored (three_tables) counts neither in the total nor in
+        # the maximum, nor as a real score
         totals = pair_boards.group_by(PAIR_KEY).agg(
             pl.col("row").first(),
             pl.len().cast(pl.Int64).alias("boards"),
-            pl.col("real").sum().alias("real_boards"),
+            pl.col("mp_x100").count().cast(pl.Int64).alias("scored_boards"),
+            (pl.col("real") & pl.col("mp_x100").is_not_null()).sum().alias("real_boards"),
             pl.col("mp_x100").sum().alias("total_x100"),
             pl.col("top_x100").max().alias("top_x100"),
         )
@@ -322,7 +325,12 @@ def _score_group(
         totals = _imp_totals(pair_boards, _round_key(scored), opts, vp)
     totals = _with_pair_names(totals.collect(), scored)
     standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
-    issues = _issues(line_issues, penalty_issues, info, opts, vp)
+    board_issues = (
+        unscored_boards(scored.lazy(), opts.missing_as_average)
+        if method == "three_tables"
+        else None
+    )
+    issues = _issues(line_issues, penalty_issues, board_issues, info, opts, vp)
     return BridgeScores(dict(zip(TABLES, (board_results, standings), strict=True)), issues)
 
 
@@ -397,7 +405,7 @@ def _standings(
     group = ["ev", "section"]
     if mp:
         total_x100 = pl.col("total_x100") + pl.col("penalties_x100")
-        most = pl.col("boards") * pl.col("top_x100")
+        most = pl.col("scored_boards") * pl.col("top_x100")
         # % to 0.01, half up, exactly: 10000·total / max
         pct_x100 = (2 * 10000 * total_x100 + most) // (2 * most)
         frame = frame.with_columns(
@@ -437,6 +445,7 @@ def _standings(
 def _issues(
     line_issues: pl.LazyFrame,
     penalty_issues: pl.LazyFrame,
+    board_issues: pl.LazyFrame | None,
     info: pl.DataFrame,
     opts: BridgeOptions,
     vp: bool,
@@ -455,6 +464,13 @@ def _issues(
             "detail",
         ),
     ]
+    if board_issues is not None:
+        board_keys = pl.struct("event_id", "section", pl.col("board").cast(pl.String))
+        parts.append(
+            board_issues.join(info.lazy(), on="event_id", how="left").select(
+                "month", "kind", board_keys.struct.json_encode().alias("keys"), "detail"
+            )
+        )
     if opts.vp and not vp:
         parts.append(
             info.lazy().select(
