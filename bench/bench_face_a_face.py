@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> dict:
     floor, _ = t_sort(files["deal"], "match_id, deal_no, points_made", args.repeat)
 
     def score():
-        s = score_matches(scan["match"], scan["deal"], scan["disconnect"], opts)
-        return pl.collect_all([s.deal_results, s.matches, s.issues])
+        s = score_matches({f"ff.{kind}": frame for kind, frame in scan.items()}, opts)
+        return pl.collect_all([*s.tables.values(), s.issues])
 
     score_s, _, (deal_results, matches, issues) = timed(score, args.repeat)
 

@@ -241,11 +241,12 @@ def face_a_face_month(wh: Warehouse, run_id: str, month: str, settings: Settings
     matches, superseded_m = bronze(wh, "ff.match", [month])
     deals, superseded_d = bronze(wh, "ff.deal", [month])
     disconnects, superseded_x = bronze(wh, "ff.disconnect", [month])
-    scores = score_matches(matches, deals, disconnects, opts)
+    inputs = {"ff.match": matches, "ff.deal": deals, "ff.disconnect": disconnects}
+    scores = score_matches(inputs, opts)
     issues = pl.concat([superseded_m, superseded_d, superseded_x, scores.issues]).collect()
     compact_bronze(tx, "face_a_face", month)
-    tx.put_months("silver", "ff_deal_results", scores.deal_results.collect(), [month])
-    tx.put_months("silver", "ff_match_scores", scores.matches.collect(), [month])
+    for table, rows in scores.tables.items():  # ff_deal_results, ff_match_scores
+        tx.put_months("silver", table, rows.collect(), [month])
     tx.put_months("gold", "data_issues", issues.select(*DATA_ISSUES_SCHEMA), [month], "face_a_face")
     return tx.ops
 

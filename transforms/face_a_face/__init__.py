@@ -5,13 +5,13 @@ Pipeline order: `score_matches` (one or more months) → `elo_history` (ALL scor
 """
 
 from transforms.face_a_face.elo import elo_history, elo_ratings, with_elo
-from transforms.face_a_face.matches import FFScores, score_matches
+from transforms.face_a_face.matches import FaceAFaceScores, score_matches
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.face_a_face.ranking import monthly_ranking
 
 __all__ = [
-    "FFScores",
     "FaceAFaceOptions",
+    "FaceAFaceScores",
     "elo_history",
     "elo_ratings",
     "monthly_ranking",

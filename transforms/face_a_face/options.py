@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MATCH_TYPES = ("classique", "attaque", "attaque_surcontrat")
+
 
 @dataclass(frozen=True)
 class FaceAFaceOptions:
+    # The shape of a match (face_a_face.md, "Matches"): 16 deals, of which a `classique` has 4
+    # attack deals (and 12 defence deals); the two attack types are all attack.
+    deals_per_match: int = 16
+    classique_attack_deals: int = 4
     # Time rules (boundaries are inclusive: exactly at the limit is still in time).
     cancel_after_min: int = 10
     attack_limit_s: int = 240
@@ -31,3 +37,12 @@ class FaceAFaceOptions:
     points_decimals: int = 2  # points are shown (and ties compared) at this precision
     timezone: str = "Europe/Paris"
     pool_attack_types: bool = True  # attaque + attaque_surcontrat form one category "attaque"
+
+    def attack_deals(self) -> dict[str, int]:
+        """Attack deals of each match type (the others are defence deals)."""
+        return {
+            match_type: self.classique_attack_deals
+            if match_type == "classique"
+            else self.deals_per_match
+            for match_type in MATCH_TYPES
+        }
