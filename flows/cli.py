@@ -80,7 +80,7 @@ def cmd_sql(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from flows.generate import generate
+    from flows.synthetic import generate
 
     start = args.start or date(2026, 11, 1)
     files = generate(args.out, players=args.players, days=args.days, seed=args.seed, start=start)

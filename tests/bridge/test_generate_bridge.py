@@ -7,7 +7,7 @@ from datetime import date
 
 import polars as pl
 
-from flows.generate_bridge import bridge_lines
+from flows.synthetic.bridge import bridge_lines
 from transforms.bridge.event import score_events
 from transforms.records import validate_lines
 

@@ -5,7 +5,7 @@ from datetime import date
 import polars as pl
 import pytest
 
-from flows.generate_face_a_face import ff_frames, ff_lines
+from flows.synthetic.face_a_face import ff_frames, ff_lines
 from transforms.face_a_face import (
     FaceAFaceOptions,
     elo_history,

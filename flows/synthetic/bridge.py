@@ -19,6 +19,7 @@ import polars as pl
 
 from transforms.bridge.boards import board_vulnerability
 from transforms.bridge.contracts import with_score_ns
+from transforms.bridge.options import MP_METHODS
 
 METHOD_WEIGHTS = {
     "matchpoints": 50,
@@ -221,7 +222,7 @@ def _penalties(rng: random.Random, event_id: str, method: str, tables: int) -> l
         }
         if rng.random() < 0.5:
             penalty["board"] = rng.randint(1, 9)
-        imp_event = method not in ("matchpoints", "three_tables")
+        imp_event = method not in MP_METHODS
         if imp_event and rng.random() < 0.9:
             penalty["amount"] = rng.choice((1, 2, 3))
         if rng.random() < 0.3:
