@@ -137,8 +137,7 @@ def in_bucket(column: str, bucket: int, count: int) -> pl.Expr:
 
 def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) -> list[dict]:
     """Deal and tournament results of one month, in tournament batches of ≤ batch_rows."""
-    from transforms.simultane.scoring import deal_issues, score_deals
-    from transforms.simultane.tournaments import tournament_results
+    from transforms.simultane.tournaments import score_tournaments
 
     opts = settings.simultane_options()
     tx = wh.transaction(run_id)
@@ -150,9 +149,10 @@ def simultane_month(wh: Warehouse, run_id: str, month: str, settings: Settings) 
     for bucket in range(count):
         rows = raw.filter(in_bucket("tournament_id", bucket, count))
         deals, superseded = resolved(rows, "simultane.deal")  # deduplicated once, used twice
-        deal_results = score_deals(deals, opts).collect()
-        tournaments = tournament_results(deal_results.lazy(), opts).collect()
-        issue_parts.append(pl.concat([superseded, deal_issues(deals, opts)]).collect())
+        tables, issues = score_tournaments({"simultane.deal": deals}, opts).collect()
+        deal_results = tables["simultane_deal_results"]
+        tournaments = tables["simultane_tournament_results"]
+        issue_parts.append(pl.concat([superseded.collect(), issues]))
         # written batch by batch: a month never sits in memory whole
         write = tx.put if bucket == 0 else tx.add
         write("silver", "simultane_deal_results", key, deal_results)
