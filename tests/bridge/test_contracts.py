@@ -14,13 +14,14 @@ from transforms.bridge.contracts import (
     contract_text,
     is_passed_out,
     normal_contract,
-    with_score_ns,
+    score_distinct,
 )
 
 
 def _score(contract: str, declarer: str, result: str, vulnerability: str) -> int | None:
+    """The scorer's own function (`travellers` runs it on the distinct lines)."""
     frame = pl.DataFrame({"c": [contract], "d": [declarer], "r": [result], "v": [vulnerability]})
-    return with_score_ns(frame, "c", "d", "r", "v")["score_ns"][0]
+    return score_distinct(frame, "c", "d", "r", "v", "score_ns")["score_ns"][0]
 
 
 @pytest.mark.parametrize(

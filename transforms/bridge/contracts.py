@@ -141,6 +141,8 @@ def with_score_ns(
 
 
 def score_distinct(frame, contract, declarer, result, vulnerability, alias):
+    """`frame` (lazy or eager) with `alias` = the NS score of each line (the rule itself; the
+    callers run it once per distinct line: `with_score_ns`, `travellers`)."""
     parsed = parse_contract(pl.col(contract))
     level, strain, doubled, over = (pl.col(c) for c in ("_level", "_strain", "_doubled", "_over"))
     ns_declares = pl.col(declarer).is_in(["N", "S"])
