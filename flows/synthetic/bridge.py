@@ -90,7 +90,7 @@ def bridge_records(
                 event["options"] = options
         records.append(event)
         sections = 2 if tables >= 16 and rng.random() < 0.2 else 1
-        deals = [_deal(rng, board) for board in range(1, rounds * per_round + 1)]
+        deals = [_deal(rng) for _ in range(rounds * per_round)]
         for r in range(rounds):
             for t in range(tables):
                 section = None if sections == 1 else ("A" if t < tables // 2 else "B")
@@ -139,7 +139,7 @@ def _options(rng: random.Random, method: str) -> dict | None:
     return None
 
 
-def _deal(rng: random.Random, board: int) -> tuple[str, int, str]:
+def _deal(rng: random.Random) -> tuple[str, int, str]:
     """The board's most usual contract: (NS or EW declaring, level, strain); level 0 = pass."""
     side = rng.choice(("NS", "EW"))
     draw = rng.random()

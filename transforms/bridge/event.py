@@ -18,7 +18,13 @@ from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
 from transforms.bridge.frames import packed, packed_bounds
 from transforms.bridge.matchpoints import matchpoints
-from transforms.bridge.options import MP_METHODS, BridgeOptions, resolve_options
+from transforms.bridge.options import (
+    MP_METHODS,
+    ROUND_CAP_METHODS,
+    VP_METHODS,
+    BridgeOptions,
+    resolve_options,
+)
 from transforms.bridge.penalties import penalty_points
 from transforms.bridge.rounds import PAIR_KEY, assign_rounds
 from transforms.bridge.sunday_times import sunday_times
@@ -307,7 +313,7 @@ def _score_group(
     penalty_totals, penalty_issues = penalty_points(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
-    vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
+    vp = opts.vp and method in VP_METHODS
     # the totals stream over the pair rows (the board results are materialised once, by the
     # caller's collect)
     if mp:
@@ -360,7 +366,7 @@ def _imp_totals(
         # depends on the summing order; rounded off so totals, caps and VP are exact
         pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
     )
-    capped = opts.method in ("butler", "sunday_times") and not opts.bog and not vp
+    capped = opts.method in ROUND_CAP_METHODS and not opts.bog and not vp
     if capped:
         rounds = rounds.with_columns(
             pl.min_horizontal("imps", opts.cap_base + pl.col("boards")).alias("imps")

@@ -16,7 +16,8 @@ from typing import Any
 
 METHODS = ("three_tables", "matchpoints", "butler", "cavendish", "cavendish_avg", "sunday_times")
 MP_METHODS = ("three_tables", "matchpoints")
-IMP_METHODS = ("butler", "cavendish", "cavendish_avg", "sunday_times")
+ROUND_CAP_METHODS = ("butler", "sunday_times")  # a positive round total is capped (unless bog)
+VP_METHODS = ("butler", "sunday_times", "cavendish_avg")  # round totals may be converted to VP
 DATUM_ROUNDINGS = ("toward_zero", "nearest", "half_even")
 
 
@@ -41,14 +42,14 @@ class BridgeOptions:
     bog: bool = False
     # Butler / Sunday Times: drop exactly n scores each side (KOPS `-OUT=n`); None = `trim`.
     out: int | None = None
-    # Convert each round's IMP total to VP (WBF 2013 scale); butler, sunday_times, cavendish_avg.
+    # Convert each round's IMP total to VP (WBF 2013 scale): VP_METHODS only.
     vp: bool = False
     # Datum rounding to a multiple of 10: toward_zero (KOPS) | nearest (halves away) | half_even.
     datum_rounding: str = "toward_zero"
     # Scores dropped each side before the datum: kops (ceil(n/4), n=5 -> 1) | out=n | a fraction
     # such as 0.05 | median.
     trim: str = "kops"
-    # Round cap = cap_base + boards in the round (Butler, Sunday Times, unless `bog`).
+    # Round cap = cap_base + boards in the round (ROUND_CAP_METHODS, unless `bog`).
     cap_base: int = 10
     # Cavendish methods: each comparison is capped at this many IMPs (the scale "ends at 17").
     cavendish_cap: int = 17

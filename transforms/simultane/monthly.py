@@ -18,12 +18,9 @@ from datetime import datetime
 
 import polars as pl
 
-from transforms.simultane.blocks import pct_actuel_at
+from transforms.simultane.blocks import PLAYER, TS, pct_actuel_at
 from transforms.simultane.options import SimultaneOptions
 from transforms.sql_models import run_model
-
-PLAYER = "player_id"
-TS = pl.Datetime("us", "UTC")
 
 
 def month_end(month: pl.Expr, timezone: str) -> pl.Expr:
