@@ -1,6 +1,7 @@
 """Face-à-Face (contrée): matches, time rules, match points, Elo and the monthly ranking.
 
-Pipeline order: `score_matches` (one or more months) → `elo_history` (ALL scored history) →
+Pipeline order: `score_matches(inputs, opts)` -> `FaceAFaceScores` (one or more months) →
+`elo_history` (ALL scored history) →
 `with_elo` (ff_matches with Elo and values) → `monthly_ranking`.
 """
 
