@@ -483,7 +483,7 @@ def _issues(
                 "month",
                 pl.lit("vp_not_allowed").alias("kind"),
                 pl.struct("event_id").struct.json_encode().alias("keys"),
-                pl.lit(f"no VP conversion in method {opts.method}; IMP totals kept").alias(
+                pl.lit(f"no VP conversion in method {opts.method}; totals kept unconverted").alias(
                     "detail"
                 ),
             )
