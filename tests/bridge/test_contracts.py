@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.bridge.conftest import score
@@ -125,6 +125,7 @@ def test_the_scorer_takes_the_vulnerability_from_the_board_number_unless_given()
 CONTRACT_CHARS = st.sampled_from(list("1234567CDHSNTXPAx*! shn") + ["NT", "Pass", "\t"])
 
 
+@settings(deadline=None)
 @given(st.lists(CONTRACT_CHARS, max_size=6).map("".join))
 def test_the_pbn_reader_and_the_scorer_read_a_contract_alike(text):
     """`normal_contract` (one text, PBN reader) and `contract_text` (a column, scorer) follow

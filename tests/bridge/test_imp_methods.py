@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.bridge.conftest import board_scores, ew_values, ns_values, score
@@ -176,6 +176,7 @@ def test_vp_scale_16_boards():
     assert _vp(margins, 16) == [10.0, 10.31, 15.0, 18.09, 20.0, 20.0, 5.0, 9.69, 10.16, 9.84]
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 40), st.lists(st.integers(0, 120), min_size=1, max_size=30))
 def test_vp_scale_is_a_published_table(boards, margins):
     """Winner + loser = 20; VP never fall as the margin grows, reach 20 and stay there; the

@@ -7,7 +7,7 @@
                     (passed-out spellings, the contract pattern)
 - `adjusted.py`     artificial scores (A60/A40, A50, ...)
 - `travellers.py`   traveller lines ready for scoring (one sort gives every rank), data issues
-- `frames.py`       integer keys (packed into one Int64, or a struct) and rank positions
+- `frames.py`       integer keys (packed into one Int64, or a struct), rank positions, hundredths
 - `matchpoints.py`  matchpoints from zero, Neuberg (exact hundredths), M < 4, traditional
 - `three_tables.py` Marek Peszke's 3-table table (boards it cannot score are reported)
 - `imps.py`         the IMP scale (and its Cavendish cap)
@@ -17,6 +17,7 @@
 - `vp.py`           WBF 2013 continuous VP scale
 - `rounds.py`       rounds (given, boards per round, or consecutive boards vs one opponent)
 - `penalties.py`    penalties and compensations
+- `standings.py`    pair totals (round caps, VP), maxima, percentages, ranks
 - `pbn.py`          PBN 2.1 files -> bronze-shaped frames
 - `event.py`        the entry point: `score_events(inputs, overrides)` -> `BridgeScores`
 """

@@ -54,6 +54,11 @@ class BridgeOptions:
     # Cavendish methods: each comparison is capped at this many IMPs (the scale "ends at 17").
     cavendish_cap: int = 17
 
+    @property
+    def converts_to_vp(self) -> bool:
+        """Round totals are converted to VP: `vp` asked, in a method that allows it."""
+        return self.vp and self.method in VP_METHODS
+
     def __post_init__(self) -> None:
         if self.method is not None and self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r} (one of {', '.join(METHODS)})")
