@@ -34,6 +34,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
+from flows.synthetic.platform import BOT  # noqa: E402
 from transforms.records import latest_delivery  # noqa: E402
 from transforms.simultane.blocks import blocks  # noqa: E402
 from transforms.simultane.monthly import daily, monthly  # noqa: E402
@@ -100,7 +101,10 @@ def generate(
     status = np.where((status_draw >= 0.015) & (status_draw < 0.025), "disconnected", status)
     status = np.where((status_draw >= 0.025) & (status_draw < 0.028), "quit", status)
     status = np.where(is_bot, "finished", status)
-    duration = np.where((status_draw > 0.028) & (status_draw < 0.03) & ~is_bot, 400, duration)
+    over_limit = SimultaneOptions().deal_time_limit_s + 100  # finished, but too late
+    duration = np.where(
+        (status_draw > 0.028) & (status_draw < 0.03) & ~is_bot, over_limit, duration
+    )
     finished = status == "finished"
     start_epoch_us = int(MONTH_START.timestamp()) * 1_000_000
     frame = (
@@ -128,7 +132,7 @@ def generate(
             strict=False,
         )
         .with_columns(
-            pl.when(pl.col("is_bot")).then(pl.lit("BOT")).otherwise("player_id").alias("player_id"),
+            pl.when(pl.col("is_bot")).then(pl.lit(BOT)).otherwise("player_id").alias("player_id"),
             *[
                 pl.col(c).cast(pl.Int64).cast(pl.Datetime("us", "UTC"))
                 for c in ("tournament_start", "started_at")
