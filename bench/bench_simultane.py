@@ -6,9 +6,11 @@
 1. Deal scoring: `score_deals` on `--rows` participant x deal rows (goal <= 1.5 x T_sort, where
    T_sort = DuckDB `create table t as select * from read_parquet(...) order by tournament_id,
    deal_no, points_made`, median of 3, same Parquet file, same process).
-2. Monthly aggregates: `blocks`, `pct_actuel` (inside blocks and monthly), `monthly` and `daily`
+2. Monthly aggregates: `blocks`, `pct_actuel` (inside blocks and monthly), `daily` and `monthly`
    for `--players` players over `--days` days, against T_sort of that month's deal rows (goal
-   <= 1 x). `tournament_results` is timed apart (it is the step before the aggregates).
+   <= 1 x); `monthly` reads the `daily` rows, as in the pipeline. `tournament_results` is timed
+   apart (it is the step before the aggregates). Results of runs at other sizes or with `--only`
+   go to `bench/results/simultane_small.json`.
 
 Data is generated deterministically with numpy (seeded) and written to `bench/data/`. Figures
 are printed and written to `bench/results/simultane.json`.
@@ -206,15 +208,19 @@ def bench_monthly(players: int, days: int, seed: int) -> dict:
     t_results = timed(lambda: tournament_results(deal_results.lazy(), opts).collect())
     results = tournament_results(deal_results.lazy(), opts).collect()
 
-    def aggregates():
+    def aggregates():  # as the pipeline runs them: monthly reads the daily rows
         b = blocks(deal_results.lazy(), opts).collect()
-        monthly(results.lazy(), b.lazy(), opts).collect()
-        daily(results.lazy(), opts).collect()
+        d = daily(results.lazy(), opts).collect()
+        monthly(results.lazy(), b.lazy(), opts, daily_rows=d.lazy()).collect()
 
     b = blocks(deal_results.lazy(), opts).collect()
+    d = daily(results.lazy(), opts).collect()
     parts = {
         **_figures("blocks", timed(lambda: blocks(deal_results.lazy(), opts).collect())),
-        **_figures("monthly", timed(lambda: monthly(results.lazy(), b.lazy(), opts).collect())),
+        **_figures(
+            "monthly",
+            timed(lambda: monthly(results.lazy(), b.lazy(), opts, daily_rows=d.lazy()).collect()),
+        ),
         **_figures("daily", timed(lambda: daily(results.lazy(), opts).collect())),
     }
     total = timed(aggregates)

@@ -201,7 +201,6 @@ def simultane_history(
     tournaments = wh.scan(
         "simultane_tournament_results", [f"month={m}" for m in months], pending=pending
     )
-    monthly_rows = monthly(tournaments, block_rows.lazy(), opts, as_of_ts).collect()
     # daily compares each player's days with their results of the month (days x results rows
     # per player): bucket players so that product stays under batch_rows per batch
     expansion = (
@@ -218,6 +217,9 @@ def simultane_history(
             for b in range(daily_count)
         ]
     ).sort("month", "player_id", "date")
+    monthly_rows = monthly(
+        tournaments, block_rows.lazy(), opts, as_of_ts, daily_rows.lazy()
+    ).collect()
     tx.put_months("gold", "simultane_blocks", block_rows, block_months)
     tx.put_months("gold", "simultane_monthly", monthly_rows, months)
     tx.put_months("gold", "simultane_daily", daily_rows, months)

@@ -8,8 +8,7 @@
 -- Victoire Duplicaté = (sum of the $victoire_best best results among the tournaments the player
 -- won) / $victoire_best, always divided by $victoire_best.
 -- Completed participations of humans only (the bot has no indicators). One row per player and
--- evening with a result (the values only change then); with $month_end only the player's last
--- evening of the month (the month's values).
+-- evening with a result (the values only change then).
 --
 -- Input: simultane_tournament_results (with `date`: the tournament's start as a calendar day
 -- in the platform time zone).
@@ -61,9 +60,7 @@ evenings as (
 ),
 
 final as (
-    select *
-    from evenings
-    qualify not $month_end or date = max(date) over (partition by month, player_id)
+    select * from evenings
 )
 
 select * from final

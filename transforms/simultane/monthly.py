@@ -40,6 +40,7 @@ def monthly(
     blocks: pl.LazyFrame,
     opts: SimultaneOptions,
     as_of: datetime | None = None,
+    daily_rows: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Table `simultane_monthly` (humans, player x month): the SQL model
     `sql/simultane_monthly.sql` over the month-end rows of `simultane_daily` and % actuel.
@@ -50,7 +51,8 @@ def monthly(
     `as_of` defaults to the latest result date of `blocks`), k, representative (k == 20),
     rank_indice (1 = best Indice of the month; ties share). Sorted by month, rank_indice,
     player_id. `blocks` is the full `simultane_blocks` history (player_id, block_no, ended_at,
-    pct_cumul are used).
+    pct_cumul are used). `daily_rows`: the `daily` table of the same results when the caller
+    has it already (else it is computed here).
     """
     players = tournament_results.filter(~pl.col("is_bot")).select("month", PLAYER).unique()
     if as_of is None:
@@ -66,9 +68,10 @@ def monthly(
     actuel = pct_actuel_at(blocks, points, opts).select(
         "month", PLAYER, "pct_actuel", "k", "representative"
     )
-    month_values = _daily(tournament_results, opts, month_end=True)
+    if daily_rows is None:
+        daily_rows = daily(tournament_results, opts)
     return run_model(
-        "simultane_monthly", simultane_pct_actuel=actuel, simultane_daily=month_values
+        "simultane_monthly", simultane_pct_actuel=actuel, simultane_daily=daily_rows
     ).lazy()
 
 
@@ -82,11 +85,6 @@ def daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFr
     the platform time zone. Columns: date, month, player_id, indice, victoire, tournaments,
     wins (all month to date, that day included). Sorted by month, player_id, date.
     """
-    return _daily(tournament_results, opts, month_end=False).lazy()
-
-
-def _daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions, month_end: bool):
-    """The daily model's rows: of every evening, or only of each player's last of the month."""
     results = tournament_results.select(
         "month",
         PLAYER,
@@ -96,9 +94,5 @@ def _daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions, month_end: 
         "is_winner",
         date=pl.col("tournament_start").dt.convert_time_zone(opts.timezone).dt.date(),
     )
-    params = {
-        "indice_best": opts.indice_best,
-        "victoire_best": opts.victoire_best,
-        "month_end": month_end,
-    }
-    return run_model("simultane_daily", params, simultane_tournament_results=results)
+    params = {"indice_best": opts.indice_best, "victoire_best": opts.victoire_best}
+    return run_model("simultane_daily", params, simultane_tournament_results=results).lazy()
