@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_bridge.py                          # 2 million lines
     .venv/bin/python bench/bench_bridge.py --rows 50000 --repeat 1  # smoke run
 
-Data: `flows.generate_bridge.bridge_records` (the generator of `duplirank generate`, seeded),
+Data: `flows.synthetic.bridge.bridge_records` (the generator of `duplirank generate`, seeded),
 matchpoints and Butler events of 3 to 40 tables without options or penalties, written to
 `bench/data/bridge_<rows>_{event,result}.parquet` (contracts + declarer + result on ~87 % of
 the lines, score_ns on the others).
@@ -46,7 +46,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort_runs, timed  # noqa: E402  (bench/ is the script's folder)
 
-from flows.generate_bridge import bridge_records  # noqa: E402
+from flows.synthetic.bridge import bridge_records  # noqa: E402
 from transforms.bridge.event import score_events  # noqa: E402
 from transforms.records import RECORD_TYPES  # noqa: E402
 
@@ -110,8 +110,10 @@ def main(argv: list[str] | None = None) -> dict:
     floor, _, floor_first = t_sort_runs(files["result"], order, args.repeat, warmup=1)
 
     def score():
-        s = score_events(events, results, penalties)
-        return pl.collect_all([s.board_results, s.standings, s.issues])
+        s = score_events(
+            {"bridge.event": events, "bridge.result": results, "bridge.penalty": penalties}
+        )
+        return pl.collect_all([*s.tables.values(), s.issues])
 
     first_s, _, _ = timed(score, 1)  # the first run of the process: also the warm-up
     score_s, _, (board_results, standings, issues) = timed(score, args.repeat)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_face_a_face.py                        # 1 million matches
     .venv/bin/python bench/bench_face_a_face.py --matches 20000 --repeat 1   # smoke run
 
-Data: `flows.generate_face_a_face.ff_frames` (the vectorised variant of `duplirank generate`'s
+Data: `flows.synthetic.face_a_face.ff_frames` (the vectorised variant of `duplirank generate`'s
 generator, seeded), written to `bench/data/ff_<matches>_{match,deal,disconnect}.parquet`
 (~32 deal rows per played match, over a year, with rematches, forfeits and late deals).
 
@@ -39,7 +39,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
-from flows.generate_face_a_face import ff_frames  # noqa: E402
+from flows.synthetic.face_a_face import ff_frames  # noqa: E402
 from transforms.face_a_face import (  # noqa: E402
     FaceAFaceOptions,
     elo_history,
@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> dict:
     floor, _ = t_sort(files["deal"], "match_id, deal_no, points_made", args.repeat)
 
     def score():
-        s = score_matches(scan["match"], scan["deal"], scan["disconnect"], opts)
-        return pl.collect_all([s.deal_results, s.matches, s.issues])
+        s = score_matches({f"ff.{kind}": frame for kind, frame in scan.items()}, opts)
+        return pl.collect_all([*s.tables.values(), s.issues])
 
     score_s, _, (deal_results, matches, issues) = timed(score, args.repeat)
 

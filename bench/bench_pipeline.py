@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
-from flows.generate import generate  # noqa: E402
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.query import run_sql  # noqa: E402
 from flows.settings import Settings  # noqa: E402
+from flows.synthetic import generate  # noqa: E402
 
 
 def timed(fn, *args, **kwargs):

@@ -6,9 +6,11 @@
 1. Deal scoring: `score_deals` on `--rows` participant x deal rows (goal <= 1.5 x T_sort, where
    T_sort = DuckDB `create table t as select * from read_parquet(...) order by tournament_id,
    deal_no, points_made`, median of 3, same Parquet file, same process).
-2. Monthly aggregates: `blocks`, `pct_actuel` (inside blocks and monthly), `monthly` and `daily`
+2. Monthly aggregates: `blocks`, `pct_actuel` (inside blocks and monthly), `daily` and `monthly`
    for `--players` players over `--days` days, against T_sort of that month's deal rows (goal
-   <= 1 x). `tournament_results` is timed apart (it is the step before the aggregates).
+   <= 1 x); `monthly` reads the `daily` rows, as in the pipeline. `tournament_results` is timed
+   apart (it is the step before the aggregates). Results of runs at other sizes or with `--only`
+   go to `bench/results/simultane_small.json`.
 
 Data is generated deterministically with numpy (seeded) and written to `bench/data/`. Figures
 are printed and written to `bench/results/simultane.json`.
@@ -34,6 +36,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
+from flows.synthetic.platform import BOT  # noqa: E402
 from transforms.deliveries import latest_delivery  # noqa: E402
 from transforms.simultane.blocks import blocks  # noqa: E402
 from transforms.simultane.monthly import daily, monthly  # noqa: E402
@@ -100,7 +103,10 @@ def generate(
     status = np.where((status_draw >= 0.015) & (status_draw < 0.025), "disconnected", status)
     status = np.where((status_draw >= 0.025) & (status_draw < 0.028), "quit", status)
     status = np.where(is_bot, "finished", status)
-    duration = np.where((status_draw > 0.028) & (status_draw < 0.03) & ~is_bot, 400, duration)
+    over_limit = SimultaneOptions().deal_time_limit_s + 100  # finished, but too late
+    duration = np.where(
+        (status_draw > 0.028) & (status_draw < 0.03) & ~is_bot, over_limit, duration
+    )
     finished = status == "finished"
     start_epoch_us = int(MONTH_START.timestamp()) * 1_000_000
     frame = (
@@ -128,7 +134,7 @@ def generate(
             strict=False,
         )
         .with_columns(
-            pl.when(pl.col("is_bot")).then(pl.lit("BOT")).otherwise("player_id").alias("player_id"),
+            pl.when(pl.col("is_bot")).then(pl.lit(BOT)).otherwise("player_id").alias("player_id"),
             *[
                 pl.col(c).cast(pl.Int64).cast(pl.Datetime("us", "UTC"))
                 for c in ("tournament_start", "started_at")
@@ -202,15 +208,19 @@ def bench_monthly(players: int, days: int, seed: int) -> dict:
     t_results = timed(lambda: tournament_results(deal_results.lazy(), opts).collect())
     results = tournament_results(deal_results.lazy(), opts).collect()
 
-    def aggregates():
+    def aggregates():  # as the pipeline runs them: monthly reads the daily rows
         b = blocks(deal_results.lazy(), opts).collect()
-        monthly(results.lazy(), b.lazy(), opts).collect()
-        daily(results.lazy(), opts).collect()
+        d = daily(results.lazy(), opts).collect()
+        monthly(results.lazy(), b.lazy(), opts, daily_rows=d.lazy()).collect()
 
     b = blocks(deal_results.lazy(), opts).collect()
+    d = daily(results.lazy(), opts).collect()
     parts = {
         **_figures("blocks", timed(lambda: blocks(deal_results.lazy(), opts).collect())),
-        **_figures("monthly", timed(lambda: monthly(results.lazy(), b.lazy(), opts).collect())),
+        **_figures(
+            "monthly",
+            timed(lambda: monthly(results.lazy(), b.lazy(), opts, daily_rows=d.lazy()).collect()),
+        ),
         **_figures("daily", timed(lambda: daily(results.lazy(), opts).collect())),
     }
     total = timed(aggregates)

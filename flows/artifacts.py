@@ -114,6 +114,7 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
 
     from flows.query import run_sql
     from flows.report import REPORTS
+    from transforms.sql_models import model_sql
 
     ids = []
     try:
@@ -131,10 +132,10 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
             )
         except UserError:  # nothing published yet
             views = set()
-        for title, table, query in REPORTS:
+        for title, table, name in REPORTS:
             if table not in views:
                 continue
-            frame = run_sql(settings.warehouse, query, {"top": top})
+            frame = run_sql(settings.warehouse, model_sql(f"reports/{name}"), {"top": top})
             if frame.is_empty():  # every public table is a view, empty until it has rows
                 continue
             ids.append(

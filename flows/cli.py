@@ -295,7 +295,7 @@ def cmd_recover(args) -> int:
 def cmd_generate(args) -> int:
     import shutil
 
-    from flows.generate import generate
+    from flows.synthetic import generate
 
     out: Path = args.out
     _new_folder_allowed(out, "--out")

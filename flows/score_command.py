@@ -2,8 +2,9 @@
 
 The body of the CLI command: `score_file` returns the text to print. The method defaults to
 the file's own (`bridge.event.scoring`, or the PBN's `ScoringType`/`[Scoring]`); `--option
-key=value` override the event's options (all of them, defaults included). User errors (unknown
-method, bad option, unreadable file) raise ValueError with a one-line message.
+key=value` override the event's options (every option named, even set to its default: the one
+precedence rule, `transforms.bridge.options.resolve_options`). User errors (unknown method, bad
+option, unreadable file) raise ValueError with a one-line message.
 
 In `table` format the summary of quarantined lines and data issues follows the tables; in `csv`
 and `json` formats the output is only the data and the summary goes to standard error.
@@ -11,7 +12,6 @@ and `json` formats the output is only the data and the summary goes to standard 
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import sys
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.bridge.event import resolve_options, score_event
-from transforms.bridge.options import METHODS, BridgeOptions
+from transforms.bridge.event import score_events
+from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
 from transforms.records import RECORD_TYPES, validate_lines
 
@@ -41,7 +41,9 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     if method is not None and method not in METHODS:
         raise ValueError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
-    overrides = _parse_options(options)
+    # the command line's options override the event's own ones, defaults included (the one
+    # precedence rule: `transforms.bridge.options.resolve_options`)
+    overrides: dict[str, str | None] = _parse_options(options)
     if method is not None:
         overrides["method"] = method
     BridgeOptions.from_mapping(overrides)  # reject bad options before reading anything
@@ -49,27 +51,23 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
     events = frames["bridge.event"]
     if events.is_empty():
         raise ValueError(f"{path}: no bridge.event record to score")
-    penalties = frames["bridge.penalty"].lazy()
-    results = frames["bridge.result"].lazy()
+    tables, issues = score_events(frames, overrides).collect()
+    notes += _issue_notes(issues)
+    if boards:
+        shown = tables["bridge_board_results"].sort(
+            "section", "board", "direction", "pair", descending=[False, False, True, False]
+        )
+        columns = BOARD_COLUMNS
+    else:
+        shown = tables["bridge_standings"].sort("section", "rank", "pair")
+        columns = STANDING_COLUMNS
     outputs: list[str] = []
     for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
-        # the CLI's options override the event's ones, defaults included: resolve them here
-        resolved = BridgeOptions.from_mapping(overrides, base=resolve_options(event))
-        event = event | {"options": json.dumps(dataclasses.asdict(resolved))}
-        scores = score_event(event, results, penalties)
-        notes += _issue_notes(scores.issues.collect())
-        if boards:
-            frame = scores.board_results.collect().sort(
-                "section", "board", "direction", "pair", descending=[False, False, True, False]
-            )
-            frame = frame.select(c for c in BOARD_COLUMNS if c in frame.columns)
-        else:
-            frame = scores.standings.collect().sort("section", "rank", "pair")
-            frame = frame.select(STANDING_COLUMNS)
+        frame = shown.filter(pl.col("event_id") == event["event_id"]).select(columns)
         frame = _drop_empty(frame).with_columns(pl.lit(event["event_id"]).alias("event_id"))
         frame = frame.select("event_id", pl.exclude("event_id"))
-        title = f"{event['event_id']} {event.get('date') or ''} — {resolved.method}".strip()
-        outputs.append(_render(frame, fmt, title))
+        title = f"{event['event_id']} {event.get('date') or ''} — {_method(event, overrides)}"
+        outputs.append(_render(frame, fmt, title.strip()))
     text = _join(outputs, fmt)
     if notes:
         if fmt == "table":
@@ -77,6 +75,13 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
         else:
             sys.stderr.write("\n".join(notes) + "\n")
     return text
+
+
+def _method(event: dict, overrides: dict) -> str:
+    try:
+        return resolve_options(event, overrides).method or ""
+    except ValueError:  # reported with the data issues (`bad_event_options`)
+        return "not scored"
 
 
 def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:

@@ -17,6 +17,8 @@ from datetime import UTC, date, datetime
 
 import polars as pl
 
+from transforms.bridge.contracts import PASSED_OUT
+
 TS = pl.Datetime("us", "UTC")
 
 
@@ -99,9 +101,6 @@ def _ff_points_together(row: dict) -> str | None:
     if (row.get("points_made") is None) != (row.get("points_conceded") is None):
         return "points_made and points_conceded must be given together"
     return None
-
-
-PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")  # contract texts, upper case
 
 
 def _bridge_result_has_score(row: dict) -> str | None:

@@ -2,6 +2,10 @@
 
 The model refers to its inputs by name (`from simultane_tournament_results`); they are
 registered as views of the given frames. Parameters are bound (`$name`), never formatted in.
+Timestamps are read and returned in UTC, whatever the machine's zone.
+
+`sql/` sits beside `transforms/`: in a clone, and in an installed wheel (packaged as data of
+the `sql` folder, see pyproject.toml).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 @cache
 def model_sql(name: str) -> str:
+    """The text of `sql/<name>.sql` (`name` may name a sub-folder: `reports/…`)."""
     return (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8")
 
 
@@ -26,8 +31,11 @@ def run_model(
     con = duckdb.connect()
     try:
         con.execute("set threads to 2")
+        con.execute("set TimeZone = 'UTC'")
         for table, frame in tables.items():
-            con.register(table, frame.collect() if isinstance(frame, pl.LazyFrame) else frame)
-        return con.sql(model_sql(name), params=params or None).pl()
+            frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+            # Arrow string views: DuckDB reads Polars' strings without a copy
+            con.register(table, frame.to_arrow(compat_level=pl.CompatLevel.newest()))
+        return pl.from_arrow(con.sql(model_sql(name), params=params or None).to_arrow_table())
     finally:
         con.close()

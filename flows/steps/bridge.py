@@ -26,8 +26,10 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
         def some(frame: pl.DataFrame) -> pl.DataFrame:
             return frame if keys is None else frame.filter(pl.col(EVENT).is_in(keys))
 
-        scores = score_events(some(events), some(results).lazy(), some(penalties).lazy())
-        return pl.collect_all([scores.board_results, scores.standings, scores.issues])
+        inputs = {"bridge.event": some(events), "bridge.result": some(results),
+                  "bridge.penalty": some(penalties)}  # fmt: skip
+        tables, issues = score_events(inputs).collect()
+        return tables["bridge_board_results"], tables["bridge_standings"], issues
 
     units = events[EVENT].unique().sort().to_list()
     parts, failures = isolated(units, score)

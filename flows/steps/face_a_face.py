@@ -28,8 +28,10 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
         def some(frame: pl.DataFrame) -> pl.LazyFrame:
             return (frame if keys is None else frame.filter(pl.col(MATCH).is_in(keys))).lazy()
 
-        scores = score_matches(some(matches), some(deals), some(disconnects), opts)
-        return pl.collect_all([scores.deal_results, scores.matches, scores.issues])
+        inputs = {"ff.match": some(matches), "ff.deal": some(deals),
+                  "ff.disconnect": some(disconnects)}  # fmt: skip
+        tables, issues = score_matches(inputs, opts).collect()
+        return tables["ff_deal_results"], tables["ff_match_scores"], issues
 
     units = sorted(set(matches[MATCH].to_list()) | set(deals[MATCH].to_list()))
     parts, failures = isolated(units, score)

@@ -24,8 +24,8 @@ TOURNAMENT = "tournament_id"
 
 def month_step(ctx: StepContext, part: str) -> list[dict]:
     """Deal and tournament results of one partition, in tournament batches of ≤ batch_rows."""
-    from transforms.simultane.scoring import deal_issues, score_deals, tournament_month
-    from transforms.simultane.tournaments import tournament_results
+    from transforms.simultane.scoring import tournament_month
+    from transforms.simultane.tournaments import score_tournaments
 
     opts = ctx.settings.simultane_options()
     tx = ctx.transaction()
@@ -41,9 +41,8 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
 
         def score(keys, deals=deals):
             rows = deals if keys is None else deals.filter(pl.col(TOURNAMENT).is_in(keys))
-            results = score_deals(rows.lazy(), opts).collect()
-            tournaments = tournament_results(results.lazy(), opts).collect()
-            return results, tournaments, deal_issues(rows.lazy(), opts).collect()
+            tables, issues = score_tournaments({"simultane.deal": rows}, opts).collect()
+            return (*tables.values(), issues)  # deal results, tournament results, issues
 
         units = deals[TOURNAMENT].unique().sort().to_list()
         parts, failures = isolated(units, score)
@@ -106,7 +105,6 @@ def history_step(ctx: StepContext, first: str) -> list[dict]:
     if latest is not None:
         window_start = latest - timedelta(days=opts.window_days)
         first_block_month = min(first, month_of(window_start, opts.timezone))
-    monthly_rows = monthly(tournaments, block_rows.lazy(), opts, as_of_ts).collect()
     # daily compares each player's days with their results of the month (days x results rows
     # per player): bucket players so that product stays under batch_rows per batch
     expansion = (
@@ -123,6 +121,9 @@ def history_step(ctx: StepContext, first: str) -> list[dict]:
             for b in range(daily_count)
         ]
     ).sort("month", "player_id", "date")
+    monthly_rows = monthly(
+        tournaments, block_rows.lazy(), opts, as_of_ts, daily_rows.lazy()
+    ).collect()
     put_history(tx, "simultane_blocks", block_rows, first_block_month, pending)
     put_history(tx, "simultane_monthly", monthly_rows, first, pending)
     put_history(tx, "simultane_daily", daily_rows, first, pending)

@@ -7,12 +7,20 @@ from datetime import date
 import polars as pl
 import pytest
 
-from transforms.bridge.event import EventScores, score_event
-from transforms.bridge.options import BridgeOptions
+from transforms.bridge.event import BridgeScores, score_events
 from transforms.records import RECORD_TYPES
 
+EVENT_SCHEMA = RECORD_TYPES["bridge.event"].schema()
 RESULT_SCHEMA = RECORD_TYPES["bridge.result"].schema()
 PENALTY_SCHEMA = RECORD_TYPES["bridge.penalty"].schema()
+
+
+def events_frame(events: list[dict]) -> pl.LazyFrame:
+    return pl.DataFrame(
+        [{name: event.get(name) for name in EVENT_SCHEMA} for event in events],
+        schema=EVENT_SCHEMA,
+        orient="row",
+    ).lazy()
 
 
 def results_frame(rows: list[dict], event_id: str = "E1") -> pl.LazyFrame:
@@ -55,8 +63,10 @@ def score(
     penalties: list[dict] | None = None,
     event_options: str | None = None,
     boards_per_round: int | None = None,
-    **options,
-) -> EventScores:
+    **overrides,
+) -> BridgeScores:
+    """One event E1 of `method` (options `event_options`, JSON) with these traveller lines,
+    scored with the caller's `overrides` (option=value)."""
     event = {
         "event_id": "E1",
         "date": date(2026, 11, 3),
@@ -64,26 +74,30 @@ def score(
         "options": event_options,
         "boards_per_round": boards_per_round,
     }
-    return score_event(
-        event,
-        results_frame(rows),
-        penalties_frame(penalties or []),
-        BridgeOptions(**options) if options else None,
-    )
+    inputs = {
+        "bridge.event": events_frame([event]),
+        "bridge.result": results_frame(rows),
+        "bridge.penalty": penalties_frame(penalties or []),
+    }
+    return score_events(inputs, overrides)
 
 
-def ns_values(scores: EventScores, column: str, board: int = 1) -> list:
+def ns_values(scores: BridgeScores, column: str, board: int = 1) -> list:
     """The NS values of one board in table order (pair 1, 3, 5, ...)."""
-    frame = scores.board_results.filter(
-        (pl.col("direction") == "NS") & (pl.col("board") == board)
-    ).collect()
+    frame = (
+        scores.tables["bridge_board_results"]
+        .filter((pl.col("direction") == "NS") & (pl.col("board") == board))
+        .collect()
+    )
     return frame.sort(pl.col("pair").cast(pl.Int64))[column].to_list()
 
 
-def ew_values(scores: EventScores, column: str, board: int = 1) -> list:
-    frame = scores.board_results.filter(
-        (pl.col("direction") == "EW") & (pl.col("board") == board)
-    ).collect()
+def ew_values(scores: BridgeScores, column: str, board: int = 1) -> list:
+    frame = (
+        scores.tables["bridge_board_results"]
+        .filter((pl.col("direction") == "EW") & (pl.col("board") == board))
+        .collect()
+    )
     return frame.sort(pl.col("pair").cast(pl.Int64))[column].to_list()
 
 

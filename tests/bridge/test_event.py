@@ -8,9 +8,9 @@ from datetime import date
 import polars as pl
 import pytest
 
-from tests.bridge.conftest import board_scores, ns_values, penalties_frame, results_frame, score
-from transforms.bridge.event import resolve_options, score_events
-from transforms.bridge.options import BridgeOptions
+from tests.bridge.conftest import board_scores, ns_values, results_frame, score
+from transforms.bridge.event import score_events
+from transforms.bridge.options import BridgeOptions, resolve_options
 
 FIVE = [500, 400, 300, 200, 100]
 
@@ -18,7 +18,9 @@ FIVE = [500, 400, 300, 200, 100]
 @pytest.mark.parametrize(("kind", "points"), [("p", -0.4), ("z", -0.8), ("m", -1.2), ("w", 0.8)])
 def test_matchpoint_penalties_are_shares_of_the_top(kind, points):
     scores = score("matchpoints", board_scores(1, FIVE), penalties=[{"pair": "3", "kind": kind}])
-    row = scores.standings.filter(pl.col("pair") == "3").collect().row(0, named=True)
+    row = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "3").collect().row(0, named=True)
+    )
     assert row["penalties"] == points  # top 8: 5 / 10 / 15 / 10 %
     assert row["total"] == pytest.approx(6 + points)
     assert row["pct"] == round((6 + points) / 8 * 100, 2)
@@ -28,11 +30,19 @@ def test_given_amount_wins_in_a_matchpoint_event():
     scores = score(
         "matchpoints", board_scores(1, FIVE), penalties=[{"pair": "3", "kind": "p", "amount": 1}]
     )
-    assert scores.standings.filter(pl.col("pair") == "3").collect()["penalties"].item() == -1.0
+    assert (
+        scores.tables["bridge_standings"]
+        .filter(pl.col("pair") == "3")
+        .collect()["penalties"]
+        .item()
+        == -1.0
+    )
 
 
 def test_equal_totals_share_a_rank():
-    standings = score("matchpoints", board_scores(1, [420, 420, 100])).standings.collect()
+    standings = (
+        score("matchpoints", board_scores(1, [420, 420, 100])).tables["bridge_standings"].collect()
+    )
     ranks = dict(zip(standings["pair"], standings["rank"], strict=True))
     assert (ranks["1"], ranks["3"], ranks["5"]) == (2, 2, 6)  # NS and EW in one ranking
     assert ranks["6"] == 1
@@ -47,10 +57,14 @@ def test_rounds_from_consecutive_boards_against_one_opponent():
             {"board": board, "ns_pair": "7", "ew_pair": "8", "score_ns": -10},
         ]
     scores = score("butler", rows)
-    pair1 = scores.board_results.filter(pl.col("pair") == "1").collect().sort("board")
+    pair1 = (
+        scores.tables["bridge_board_results"].filter(pl.col("pair") == "1").collect().sort("board")
+    )
     assert pair1["round"].to_list() == [1, 1, 2, 2]
     # +14 per board: two rounds of 28, each capped at 10 + 2
-    total = scores.standings.filter(pl.col("pair") == "1").collect()["total"].item()
+    total = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect()["total"].item()
+    )
     assert total == 24.0
 
 
@@ -62,16 +76,56 @@ def test_options_precedence_defaults_event_caller():
     }
     assert resolve_options(event).datum_rounding == "nearest"
     assert resolve_options(event).bog is True
-    caller = BridgeOptions(datum_rounding="half_even")
-    resolved = resolve_options(event, caller)
+    resolved = resolve_options(event, {"datum_rounding": "half_even"})
     assert (resolved.datum_rounding, resolved.bog, resolved.method) == ("half_even", True, "butler")
-    assert resolve_options(event, BridgeOptions(method="cavendish")).method == "cavendish"
+    assert resolve_options(event, {"method": "cavendish"}).method == "cavendish"
+    # an override wins even when it names the default back (bog=false over the event's true)
+    assert resolve_options(event, {"bog": "false"}).bog is False
+    assert resolve_options(event, {"bog": False, "method": None}).method == "butler"
+
+
+def test_the_score_command_and_the_nightly_share_the_precedence_rule():
+    """An override set to the default beats the event's own value in `score_events` itself (the
+    nightly's entry point), as it does on the command line."""
+    rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
+    capped = score("butler", rows, event_options=json.dumps({"bog": True}), bog=False)
+    assert (
+        capped.tables["bridge_standings"].filter(pl.col("pair") == "1").collect()["total"].item()
+        == 12.0
+    )  # one round of two boards, +28 capped at 10 + 2 (bog off); 28.0 with the event's bog
+
+
+def test_bad_event_options_are_a_data_issue_and_the_other_events_are_scored():
+    events = pl.DataFrame(
+        {
+            "event_id": ["BAD", "GOOD"],
+            "date": [date(2026, 10, 31), date(2026, 11, 1)],
+            "scoring": ["butler", "butler"],
+            "options": [json.dumps({"colour": "red"}), None],
+        }
+    )
+    results = pl.concat(
+        [results_frame(board_scores(1, [420, 400, -50]), e) for e in ("BAD", "GOOD")]
+    )
+    scores = score_events({"bridge.event": events, "bridge.result": results})
+    standings = scores.tables["bridge_standings"].collect()
+    assert set(standings["event_id"]) == {"GOOD"}
+    issues = scores.issues.collect()
+    assert issues.select("month", "kind", "keys").rows() == [
+        ("2026-10", "bad_event_options", '{"event_id":"BAD"}')
+    ]
+    assert issues["detail"].item() == "event not scored: unknown bridge option 'colour'"
+    with pytest.raises(ValueError, match="unknown bridge option 'color'"):
+        score_events({"bridge.event": events, "bridge.result": results}, {"color": "red"})
 
 
 def test_event_options_json_is_applied():
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
     scores = score("butler", rows, event_options=json.dumps({"bog": True}))
-    assert scores.standings.filter(pl.col("pair") == "1").collect()["total"].item() == 28.0
+    assert (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect()["total"].item()
+        == 28.0
+    )
 
 
 def test_bad_options_are_user_errors():
@@ -113,7 +167,12 @@ def test_data_issues_and_unusable_lines():
     }  # fmt: skip
     # the line with the contradicting score keeps its given 450 and is compared; the unusable
     # lines are left out of the board (they are in data_issues)
-    board = scores.board_results.filter(pl.col("direction") == "NS").collect().sort("pair")
+    board = (
+        scores.tables["bridge_board_results"]
+        .filter(pl.col("direction") == "NS")
+        .collect()
+        .sort("pair")
+    )
     assert board["pair"].to_list() == ["3", "9"]
     assert board["score_ns"].to_list() == [450, -50]
     assert board["computed_score"].to_list() == [False, True]
@@ -135,8 +194,8 @@ def test_many_events_with_different_methods_and_sections():
     results = pl.concat(
         [results_frame(mp_rows, "MP"), results_frame(board_scores(1, [420, 400, -50]), "IMP")]
     )
-    scores = score_events(events, results, penalties_frame([]))
-    standings = scores.standings.collect().sort("event_id", "section", "pair")
+    scores = score_events({"bridge.event": events, "bridge.result": results})
+    standings = scores.tables["bridge_standings"].collect().sort("event_id", "section", "pair")
     assert standings.filter(pl.col("event_id") == "MP")["section"].unique().sort().to_list() == [
         "A", "B",
     ]  # fmt: skip
@@ -144,7 +203,8 @@ def test_many_events_with_different_methods_and_sections():
     months = dict(zip(standings["event_id"], standings["month"], strict=False))
     assert months == {"MP": "2026-10", "IMP": "2026-11"}
     mp_a = (
-        scores.board_results.filter(
+        scores.tables["bridge_board_results"]
+        .filter(
             (pl.col("event_id") == "MP")
             & (pl.col("section") == "A")
             & (pl.col("direction") == "NS")
@@ -161,7 +221,7 @@ def test_empty_and_missing_sections_are_one_group_published_as_null():
     rows = board_scores(1, [420, 400, -50, 100])
     rows = [r | {"section": ""} for r in rows[:2]] + rows[2:]
     scores = score("matchpoints", rows)
-    board = scores.board_results.collect()
+    board = scores.tables["bridge_board_results"].collect()
     assert board["section"].null_count() == board.height == 8
     assert ns_values(scores, "mp") == [6.0, 4.0, 0.0, 2.0]  # one group of four
-    assert scores.standings.collect()["section"].null_count() == 8
+    assert scores.tables["bridge_standings"].collect()["section"].null_count() == 8

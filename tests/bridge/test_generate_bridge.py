@@ -7,7 +7,7 @@ from datetime import date
 
 import polars as pl
 
-from flows.generate_bridge import bridge_lines
+from flows.synthetic.bridge import bridge_lines
 from transforms.bridge.event import score_events
 from transforms.records import validate_lines
 
@@ -36,8 +36,8 @@ def test_varied_corrupt_and_scorable():
     assert tables.min() >= 2 and tables.max() <= 40
     assert results["adjusted"].drop_nulls().len() > 0
     assert results.filter(pl.col("contract").is_null())["score_ns"].drop_nulls().len() > 0
-    scores = score_events(events, results.lazy(), frames["bridge.penalty"].lazy())
-    standings = scores.standings.collect()
+    scores = score_events(frames)
+    standings = scores.tables["bridge_standings"].collect()
     assert set(standings["event_id"]) == set(events["event_id"])
     kinds = set(scores.issues.collect()["kind"])
     assert "score_not_multiple_of_10" in kinds

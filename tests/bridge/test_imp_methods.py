@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.bridge.conftest import board_scores, ew_values, ns_values, score
 from transforms.bridge.imps import imps, imps_of
-from transforms.bridge.vp import vp_of
+from transforms.bridge.vp import add_vp
 
 
 @pytest.mark.parametrize(
@@ -17,6 +19,7 @@ from transforms.bridge.vp import vp_of
 )  # fmt: skip
 def test_imp_scale(difference, expected):
     assert imps_of(difference) == expected
+    assert pl.select(imps(pl.lit(difference))).item() == expected
 
 
 def test_imp_scale_capped_at_17_for_cavendish():
@@ -103,7 +106,7 @@ def test_trim_median_and_fraction():
 def _two_board_round(method: str, **options):
     # pair 1 (NS) meets pair 2 on boards 1 and 2: 1000 against a datum of 0 = +14 each
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
-    return score(method, rows, **options).standings.collect()
+    return score(method, rows, **options).tables["bridge_standings"].collect()
 
 
 def test_round_cap_is_10_plus_boards_unless_bog():
@@ -118,10 +121,10 @@ def test_rounds_from_the_round_field_and_from_boards_per_round():
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
     for row in rows:
         row["round"] = row["board"]  # two rounds of one board: 14 capped at 11, twice
-    standings = score("butler", rows).standings.collect()
+    standings = score("butler", rows).tables["bridge_standings"].collect()
     assert standings.filter(pl.col("pair") == "1")["total"].item() == 22.0
     rows = board_scores(1, [1000, 0, -10]) + board_scores(2, [1000, 0, -10])
-    by_size = score("butler", rows, boards_per_round=1).standings.collect()
+    by_size = score("butler", rows, boards_per_round=1).tables["bridge_standings"].collect()
     assert by_size.filter(pl.col("pair") == "1")["total"].item() == 22.0
 
 
@@ -158,21 +161,34 @@ def test_artificial_scores_in_imp_methods():
     assert ew_values(scores, "imp")[3] == -3.0
 
 
-@pytest.mark.parametrize(
-    ("margin", "expected"),
-    [
-        (0, 10.0),
-        (1, 10.31),
-        (20, 15.0),
-        (40, 18.09),
-        (60, 20.0),
-        (75, 20.0),
-        (-20, 5.0),
-        (-1, 9.69),
-    ],
-)
-def test_vp_scale_16_boards(margin, expected):
-    assert vp_of(margin, 16) == expected
+def _vp(margins: list[float], boards: int) -> list[float]:
+    rounds = pl.LazyFrame(
+        {"imps": [float(m) for m in margins], "boards": [boards] * len(margins)},
+        schema={"imps": pl.Float64, "boards": pl.Int64},
+    ).with_row_index("i")
+    return add_vp(rounds).sort("i").collect()["vp"].to_list()  # joins do not keep the order
+
+
+def test_vp_scale_16_boards():
+    """The spec's check values (1 → 10.31, 20 → 15.00, 40 → 18.09, 60 → 20.00), the loser's
+    complement, the cap at 20, a fractional margin read on the formula."""
+    margins = [0, 1, 20, 40, 60, 75, -20, -1, 0.5, -0.5]
+    assert _vp(margins, 16) == [10.0, 10.31, 15.0, 18.09, 20.0, 20.0, 5.0, 9.69, 10.16, 9.84]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.lists(st.integers(0, 120), min_size=1, max_size=30))
+def test_vp_scale_is_a_published_table(boards, margins):
+    """Winner + loser = 20; VP never fall as the margin grows, reach 20 and stay there; the
+    increments never grow (the fix-up that reproduces the published tables)."""
+    margins = sorted(set(margins) | {0, 1, 2})
+    won = _vp(margins, boards)
+    lost = _vp([-m for m in margins], boards)
+    assert [round(w + v, 2) for w, v in zip(won, lost, strict=True)] == [20.0] * len(margins)
+    assert won == sorted(won) and won[0] == 10.0 and max(won) <= 20.0
+    everything = _vp(list(range(0, max(margins) + 3)), boards)
+    steps = [round(b - a, 2) for a, b in zip(everything, everything[1:], strict=False)]
+    assert all(later <= earlier for earlier, later in zip(steps, steps[1:], strict=False))
 
 
 def test_vp_conversion_per_round():
@@ -196,7 +212,9 @@ def test_imp_penalties_use_the_amount(kind, amount, expected):
         board_scores(1, [420, 400, -50]),
         penalties=[{"pair": "1", "kind": kind, "amount": amount}],
     )
-    row = scores.standings.filter(pl.col("pair") == "1").collect().row(0, named=True)
+    row = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect().row(0, named=True)
+    )
     assert row["penalties"] == expected
     assert row["total"] == 1.0 + expected
 
@@ -206,7 +224,9 @@ def test_imp_penalty_without_amount_is_a_data_issue():
         "butler", board_scores(1, [420, 400, -50]), penalties=[{"pair": "1", "kind": "z"}]
     )
     assert scores.issues.collect()["kind"].to_list() == ["imp_penalty_without_amount"]
-    row = scores.standings.filter(pl.col("pair") == "1").collect().row(0, named=True)
+    row = (
+        scores.tables["bridge_standings"].filter(pl.col("pair") == "1").collect().row(0, named=True)
+    )
     assert row["penalties"] == 0.0
 
 

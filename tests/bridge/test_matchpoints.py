@@ -85,7 +85,7 @@ def test_neuberg_with_an_artificial_score_and_the_standing_pct():
     scores = score("matchpoints", rows)
     assert ns_values(scores, "mp", 2) == [7.75, 5.25, 2.75, 0.25, 4.8]
     assert ew_values(scores, "mp", 2) == [0.25, 2.75, 5.25, 7.75, 3.2]
-    standings = scores.standings.collect().sort(pl.col("pair").cast(pl.Int64))
+    standings = scores.tables["bridge_standings"].collect().sort(pl.col("pair").cast(pl.Int64))
     first = standings.row(0, named=True)  # pair 1: 8 + 7.75 of 16
     assert (first["total"], first["max"], first["pct"], first["rank"]) == (15.75, 16.0, 98.44, 1)
 
@@ -98,7 +98,7 @@ def test_huge_board_numbers_and_scores_take_the_struct_keys():
     scores = score("matchpoints", rows)
     assert ns_values(scores, "mp", board=2**40) == [5.0, 0.0, 2.0, 5.0]
     assert ns_values(scores, "mp", board=1) == [5.0, 5.0, 0.0, 2.0]
-    standings = scores.standings.collect().sort(pl.col("pair").cast(pl.Int64))
+    standings = scores.tables["bridge_standings"].collect().sort(pl.col("pair").cast(pl.Int64))
     assert standings["total"].to_list() == [10.0, 2.0, 5.0, 7.0, 2.0, 10.0, 7.0, 5.0]
 
 

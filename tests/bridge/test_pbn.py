@@ -45,9 +45,10 @@ def test_score_table_travellers():
     assert results["result"].to_list() == ["=", "-1", "=", None, "=", None]
     assert results["adjusted"].to_list() == [None, None, None, "A60", None, None]
     assert results["score_ns"].to_list() == [None, None, None, None, 110, 0]
-    scores = score_events(parsed.frames["bridge.event"], results.lazy(), NO_PENALTIES)
+    scores = score_events(parsed.frames | {"bridge.result": results})
     boards = (
-        scores.board_results.filter((pl.col("direction") == "NS") & (pl.col("board") == 2))
+        scores.tables["bridge_board_results"]
+        .filter((pl.col("direction") == "NS") & (pl.col("board") == 2))
         .collect()
         .sort("pair")
     )
@@ -79,6 +80,6 @@ def test_realbridge_teams_export():
     assert (second["contract"], second["declarer"], second["result"], second["score_ns"]) == (
         "1NT", "N", "+1", 120,
     )  # fmt: skip
-    scores = score_events(parsed.frames["bridge.event"], results.lazy(), NO_PENALTIES)
+    scores = score_events(parsed.frames)
     # every given [Score] agrees with its contract, declarer, tricks and [Vulnerable]
     assert scores.issues.collect().is_empty()

@@ -22,7 +22,7 @@ FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 def test_ns_plus_ew_matchpoints_is_the_top(full, partial, artificial):
     n = max(len(full), len(partial))
     rows = board_scores(1, full) + board_scores(2, partial + (["A60/A40"] if artificial else []))
-    frame = score("matchpoints", rows).board_results.collect()
+    frame = score("matchpoints", rows).tables["bridge_board_results"].collect()
     both = (
         frame.filter(pl.col("adjusted").is_null())
         .group_by("board", "score_ns", pl.when(pl.col("direction") == "NS").then(pl.col("pair"))
@@ -44,7 +44,7 @@ def test_ns_plus_ew_matchpoints_is_the_top(full, partial, artificial):
     method=st.sampled_from(["butler", "sunday_times", "cavendish", "cavendish_avg"]),
 )
 def test_imp_methods_are_antisymmetric(scores, method):
-    frame = score(method, board_scores(1, scores)).board_results.collect()
+    frame = score(method, board_scores(1, scores)).tables["bridge_board_results"].collect()
     ns = frame.filter(pl.col("direction") == "NS").sort("opponent")["imp"].to_list()
     ew = frame.filter(pl.col("direction") == "EW").sort("pair")["imp"].to_list()
     assert ns == [-v for v in ew]
@@ -75,8 +75,8 @@ def test_ranks_and_datums_match_a_plain_model(boards):
     n = max(len(b) for b in boards)
     boards = [(b * n)[:n] for b in boards]  # every board played at all n tables
     rows = [row for i, b in enumerate(boards, start=1) for row in board_scores(i, b)]
-    mp = score("matchpoints", rows).board_results.collect()
-    butler = score("butler", rows).board_results.collect()
+    mp = score("matchpoints", rows).tables["bridge_board_results"].collect()
+    butler = score("butler", rows).tables["bridge_board_results"].collect()
     for i, b in enumerate(boards, start=1):
         ns = mp.filter((pl.col("board") == i) & (pl.col("direction") == "NS"))
         ns = ns.sort(pl.col("pair").cast(pl.Int64))

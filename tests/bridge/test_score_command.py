@@ -83,3 +83,15 @@ def test_unreadable_files(tmp_path):
     junk.write_bytes(b"\x00\x01garbage\nnot json either\n")
     with pytest.raises(ValueError, match="no bridge record could be read"):
         score_file(junk, None, [], False, "table")
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(ORACLES.glob("*/results.jsonl")) + sorted(ORACLES.glob("*/*.pbn")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_three_tables_on_every_oracle_file_reports_instead_of_crashing(path):
+    """None of the oracle events has 3 tables: every board is reported, nothing crashes."""
+    text = score_file(path, "three_tables", [], False, "table")
+    assert "— three_tables" in text
+    assert "data issue three_tables_board_not_scored" in text

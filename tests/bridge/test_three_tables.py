@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from tests.bridge.conftest import board_scores, ew_values, ns_values, score
@@ -68,6 +69,51 @@ def test_penalties_of_a_three_table_event(kind, points):
     scores = score(
         "three_tables", board_scores(1, [600, 300, 100]), penalties=[{"pair": "1", "kind": kind}]
     )
-    standings = {r["pair"]: r for r in scores.standings.collect().iter_rows(named=True)}
+    standings = {
+        r["pair"]: r for r in scores.tables["bridge_standings"].collect().iter_rows(named=True)
+    }
     assert standings["1"]["penalties"] == points
     assert standings["1"]["total"] == pytest.approx(14 + points)  # 600/300/100: cell 14 7 3
+
+
+def test_a_board_with_more_than_three_scores_is_reported_and_the_rest_scored():
+    """Boards 1 and 3 have 3 tables; board 2 has 4: it is not scored (null, not 0) and reported;
+    the pairs' totals and maximum count the two scored boards."""
+    rows = board_scores(1, [600, 300, 100]) + board_scores(3, [600, 300, 100])
+    rows += board_scores(2, [600, 300, 100, 50])
+    scores = score("three_tables", rows)
+    assert ns_values(scores, "mp", board=2) == [None] * 4
+    assert ew_values(scores, "mp", board=2) == [None] * 4
+    assert ns_values(scores, "mp", board=3) == [14.0, 7.0, 3.0]
+    issues = scores.issues.collect()
+    assert issues.rows() == [
+        (
+            "2026-11",
+            "three_tables_board_not_scored",
+            '{"event_id":"E1","section":"","board":"2"}',
+            "board 2: 4 real scores, the 3-table scale compares 3: not scored",
+        )
+    ]
+    standings = scores.tables["bridge_standings"].collect()
+    pair1 = standings.filter(pl.col("pair") == "1").row(0, named=True)
+    assert (pair1["total"], pair1["max"], pair1["pct"], pair1["boards"]) == (28.0, 32.0, 87.5, 3)
+    # pair 7 played only board 2: no scored board, not ranked
+    assert "7" not in standings["pair"].to_list() and "8" not in standings["pair"].to_list()
+
+
+def test_a_board_short_of_tables_without_the_decision_is_reported():
+    rows = board_scores(1, [600, 300, 100]) + board_scores(2, [600, 100])
+    scores = score("three_tables", rows, missing_as_average=False)
+    assert ns_values(scores, "mp", board=2) == [None, None]
+    assert scores.issues.collect()["detail"].to_list() == [
+        "board 2: 2 real scores and no artificial one (missing_as_average is off): not scored"
+    ]
+    assert score("three_tables", rows).issues.collect().is_empty()  # the Decision's default
+
+
+def test_an_event_of_many_tables_declared_three_tables_never_crashes():
+    """Every board has 5 tables: nothing is scored, every board is reported, no standings."""
+    rows = [row for board in (1, 2) for row in board_scores(board, [600, 300, 100, 50, 0])]
+    scores = score("three_tables", rows)
+    assert scores.tables["bridge_standings"].collect().is_empty()
+    assert scores.issues.collect()["kind"].to_list() == ["three_tables_board_not_scored"] * 2

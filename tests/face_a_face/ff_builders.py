@@ -99,9 +99,10 @@ class History:
             }
         )
 
-    def frames(self) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
-        return (
-            frame("ff.match", self.match_rows),
-            frame("ff.deal", self.deal_rows),
-            frame("ff.disconnect", self.disconnect_rows),
-        )
+    def frames(self) -> dict[str, pl.LazyFrame]:
+        """The inputs of `score_matches`: bronze frames by record type."""
+        return {
+            "ff.match": frame("ff.match", self.match_rows),
+            "ff.deal": frame("ff.deal", self.deal_rows),
+            "ff.disconnect": frame("ff.disconnect", self.disconnect_rows),
+        }

@@ -80,9 +80,9 @@ def test_elo_through_a_sequence_with_the_bot():
     h.match("m2", "ann", "BOT", d_b=[30] + [0] * 15, match_type="attaque", created=T0 + HOUR)
     h.match("m3", "bob", "BOT", [30] + [0] * 15, match_type="attaque", created=T0 + 2 * HOUR)
     h.match("m4", "ann", "bob", match_type="attaque", created=T0 + 3 * HOUR)  # draw
-    s = score_matches(*h.frames(), OPTS)
-    elo = elo_history(s.matches, OPTS)
-    m = with_elo(s.matches, elo, OPTS).collect().sort("match_id")
+    s = score_matches(h.frames(), OPTS)
+    elo = elo_history(s.tables["ff_match_scores"], OPTS)
+    m = with_elo(s.tables["ff_match_scores"], elo, OPTS).collect().sort("match_id")
     got = [tuple(round(x, 2) for x in row) for row in m.select(
         "elo_a_before", "elo_b_before", "elo_a_after", "elo_b_after"
     ).rows()]  # fmt: skip
@@ -109,7 +109,7 @@ def test_order_is_match_end_then_match_id():
     h.match("m_b", "ann", "bob", [30] + [0] * 15, created=T0 + HOUR)
     h.match("m_a", "ann", "cid", [30] + [0] * 15, created=T0 + HOUR)
     h.match("m_c", "bob", "cid", [30] + [0] * 15)
-    elo = elo_history(score_matches(*h.frames(), OPTS).matches, OPTS).collect()
+    elo = elo_history(score_matches(h.frames(), OPTS).tables["ff_match_scores"], OPTS).collect()
     assert elo.unique("match_id").sort("elo_seq")["match_id"].to_list() == ["m_c", "m_a", "m_b"]
 
 
@@ -118,8 +118,12 @@ def test_unrated_matches_do_not_change_elo():
     h.match("m1", "ann", "bob", [30] + [0] * 15, ranked=False)
     h.match("m2", "ann", "bob", [30] + [0] * 15, start_after=None)  # cancelled
     h.match("m3", "ann", "cid", [30] + [0] * 15, created=T0 + HOUR)
-    s = score_matches(*h.frames(), OPTS)
-    m = with_elo(s.matches, elo_history(s.matches, OPTS), OPTS).collect().sort("match_id")
+    s = score_matches(h.frames(), OPTS)
+    m = (
+        with_elo(s.tables["ff_match_scores"], elo_history(s.tables["ff_match_scores"], OPTS), OPTS)
+        .collect()
+        .sort("match_id")
+    )
     assert m.select("match_id", "counts_for_ranking", "elo_a_before", "elo_a_after").rows() == [
         ("m1", False, None, None),
         ("m2", False, None, None),
@@ -177,18 +181,20 @@ def _history() -> History:
 
 
 def test_same_elo_whatever_the_split_of_history():
-    matches, deals, disconnects = _history().frames()
-    whole = score_matches(matches, deals, disconnects, OPTS).matches
+    inputs = _history().frames()
+    whole = score_matches(inputs, OPTS).tables["ff_match_scores"]
     by_month = []
     for month in ("2026-03", "2026-04"):
         ids = whole.filter(pl.col("month") == month).select("match_id")
         by_month.append(
             score_matches(
-                matches.join(ids, on="match_id", how="semi"),
-                deals.join(ids, on="match_id", how="semi"),
-                disconnects,
+                inputs
+                | {
+                    kind: inputs[kind].join(ids, on="match_id", how="semi")
+                    for kind in ("ff.match", "ff.deal")
+                },
                 OPTS,
-            ).matches
+            ).tables["ff_match_scores"]
         )
     split = pl.concat(by_month)
     elo_whole = elo_history(whole, OPTS).collect()

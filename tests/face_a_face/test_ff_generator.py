@@ -5,7 +5,7 @@ from datetime import date
 import polars as pl
 import pytest
 
-from flows.generate_face_a_face import ff_frames, ff_lines
+from flows.synthetic.face_a_face import ff_frames, ff_lines
 from transforms.face_a_face import (
     FaceAFaceOptions,
     elo_history,
@@ -27,8 +27,12 @@ def lines():
 @pytest.fixture(scope="module")
 def scored(lines):
     frames = {k: v.lazy() for k, v in validate_lines(lines, "ff.jsonl").frames().items()}
-    s = score_matches(frames["ff.match"], frames["ff.deal"], frames["ff.disconnect"], OPTS)
-    return s.matches.collect(), s.deal_results.collect(), s.issues.collect()
+    s = score_matches(frames, OPTS)
+    return (
+        s.tables["ff_match_scores"].collect(),
+        s.tables["ff_deal_results"].collect(),
+        s.issues.collect(),
+    )
 
 
 def test_same_seed_same_lines(lines):
@@ -66,8 +70,8 @@ def test_vectorised_frames_are_deterministic_and_scorable():
     m1, d1, x1 = ff_frames(3, 2000)
     m2, d2, x2 = ff_frames(3, 2000)
     assert m1.equals(m2) and d1.equals(d2) and x1.equals(x2)
-    s = score_matches(m1.lazy(), d1.lazy(), x1.lazy(), OPTS)
-    matches = s.matches.collect()
+    s = score_matches({"ff.match": m1, "ff.deal": d1, "ff.disconnect": x1}, OPTS)
+    matches = s.tables["ff_match_scores"].collect()
     assert set(matches["status"]) == {"played", "cancelled", "forfeit"}
     assert d1.height == 32 * (matches["status"] != "cancelled").sum()
     assert s.issues.collect().filter(pl.col("kind") != "ff_rematch").height == 0
@@ -83,11 +87,11 @@ def test_outputs_do_not_depend_on_the_order_of_input_rows(lines):
                                                                   seed=order_seed)
             for k in kinds
         ]  # fmt: skip
-        s = score_matches(*(f.lazy() for f in inputs), OPTS)
-        elo = elo_history(s.matches, OPTS)
-        matches = with_elo(s.matches, elo, OPTS)
+        s = score_matches(dict(zip(kinds, inputs, strict=True)), OPTS)
+        elo = elo_history(s.tables["ff_match_scores"], OPTS)
+        matches = with_elo(s.tables["ff_match_scores"], elo, OPTS)
         ranking = monthly_ranking(matches, elo, OPTS)
-        return [f.collect() for f in (s.deal_results, matches, s.issues, elo, ranking)]
+        return [f.collect() for f in (s.tables["ff_deal_results"], matches, s.issues, elo, ranking)]
 
     for first, second in zip(tables(None), tables(3), strict=True):
         assert first.equals(second)

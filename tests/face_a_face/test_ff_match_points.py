@@ -60,8 +60,8 @@ def test_sqrt_matches_exact_decimal(delta, decimals):
 
 
 def score(history: History):
-    scores = score_matches(*history.frames(), OPTS)
-    return scores.deal_results.collect(), scores.matches.collect()
+    scores = score_matches(history.frames(), OPTS)
+    return scores.tables["ff_deal_results"].collect(), scores.tables["ff_match_scores"].collect()
 
 
 def test_deal_points_go_to_the_better_player():

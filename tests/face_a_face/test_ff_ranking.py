@@ -31,9 +31,9 @@ class Month(History):
 
 
 def pipeline(h: History, opts: FaceAFaceOptions = OPTS):
-    s = score_matches(*h.frames(), opts)
-    elo = elo_history(s.matches, opts)
-    matches = with_elo(s.matches, elo, opts)
+    s = score_matches(h.frames(), opts)
+    elo = elo_history(s.tables["ff_match_scores"], opts)
+    matches = with_elo(s.tables["ff_match_scores"], elo, opts)
     return matches.collect(), monthly_ranking(matches, elo, opts).collect(), s.issues.collect()
 
 
@@ -170,6 +170,19 @@ def test_cross_record_problems_are_reported():
         ("nodeals", None, None, False),
         ("ok", 5, "win", True),
         ("roles", 5, "win", True),
+    ]
+
+
+def test_the_shape_of_a_match_comes_from_the_options():
+    """A classique of 6 defence + 2 attack deals is right for 8-deal matches with 2 attack
+    deals, and a role problem for the spec's 16 = 12 + 4."""
+    h = Month()
+    h.play("short", "ann", "bob", [0] * 8, d_b=[0] * 8, roles=["defense"] * 6 + ["attack"] * 2)
+    eight = replace(OPTS, deals_per_match=8, classique_attack_deals=2)
+    assert pipeline(h, eight)[2].height == 0
+    assert pipeline(h)[2].select("kind", "detail").rows() == [
+        ("ff_roles", "classique ann: 2 attack + 6 defense deals, expected 4 + 12"),
+        ("ff_roles", "classique bob: 2 attack + 6 defense deals, expected 4 + 12"),
     ]
 
 

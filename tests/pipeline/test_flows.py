@@ -91,7 +91,7 @@ def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys)
     )
     bronze, scored, superseded = counts.row(0)
     assert scored == bronze - superseded and scored > 3000
-    # the bot is 100 on every scored deal; points of a fully finished deal sum to n(n-1)
+    # the bot is 100 on every scored deal
     check = sql(
         capsys,
         sample_warehouse,
@@ -102,18 +102,47 @@ def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys)
         """,
     )
     assert check.row(0) == (0, 0)
+    # the n participants of a scored deal share top 2(n - 1); when all finished, their points
+    # sum to n(n - 1)
+    deals = sql(
+        capsys,
+        sample_warehouse,
+        """
+        with deals as (
+            select tournament_id, deal_no, count(*) as n, sum(points) as points,
+                   bool_and(finished) as all_finished, min(top) as top_min, max(top) as top_max
+            from simultane_deal_results
+            where scored
+            group by tournament_id, deal_no
+        )
+        select count(*) filter (where all_finished) as finished_deals,
+               count(*) filter (where all_finished and points <> n * (n - 1)) as bad_points,
+               count(*) filter (where top_min <> 2 * (n - 1) or top_max <> 2 * (n - 1)) as bad_top
+        from deals
+        """,
+    )
+    finished_deals, bad_points, bad_top = deals.row(0)
+    assert finished_deals > 100 and bad_points == 0 and bad_top == 0
     monthly = sql(
         capsys, sample_warehouse, "select * from simultane_monthly order by month, rank_indice"
     )
     assert set(monthly["month"]) == {"2026-10", "2026-11"}
     assert monthly.filter(pl.col("player_id") == "BOT").height == 0
+    # the winners of a tournament are exactly the participants with its best result (the bot
+    # included: when it is alone at the top, no human wins)
     winners = sql(
         capsys,
         sample_warehouse,
-        "select tournament_id, count(*) filter (where is_winner) as w "
-        "from simultane_tournament_results group by all",
+        """
+        select count(distinct tournament_id) as tournaments,
+               count(distinct tournament_id) filter (where is_winner) as with_winner,
+               count(*) filter (where is_winner <> (points = best)) as wrong
+        from (select *, max(points) over (partition by tournament_id) as best
+              from simultane_tournament_results)
+        """,
     )
-    assert (winners["w"] >= 1).all()
+    tournaments, with_winner, wrong = winners.row(0)
+    assert tournaments > 10 and with_winner == tournaments and wrong == 0
 
 
 def test_running_the_same_nightly_twice_gives_identical_tables(sample_warehouse, tmp_path):

@@ -6,6 +6,7 @@ import gzip
 import json
 import random
 from datetime import date, datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -13,15 +14,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flows import generate as generate_module
-from flows.generate import generate, split_by_day
-from flows.generate_simultane import (
-    BOT,
+from flows.synthetic import files
+from flows.synthetic.contree import Contract, contree_deal_score, contree_score
+from flows.synthetic.files import generate, split_by_day
+from flows.synthetic.platform import BOT
+from flows.synthetic.simultane import (
     CORRUPTIONS,
     TOURNAMENT_HOURS,
-    Contract,
-    contree_deal_score,
-    contree_score,
     simultane_lines,
     simultane_log,
 )
@@ -231,10 +230,8 @@ def test_generate_splits_other_games_per_paris_day(tmp_path, monkeypatch):
         late = {"type": "ff.match", "match_id": "M2", "created_at": "2026-10-30T21:00:00Z"}
         return [json.dumps(match), json.dumps(deal), "{broken", json.dumps(late)]
 
-    def optional(module, name):
-        return ff_lines if name == "ff_lines" else None
-
-    monkeypatch.setattr(generate_module, "_optional", optional)
+    monkeypatch.setattr(files, "ff_lines", ff_lines)
+    monkeypatch.setattr(files, "bridge_lines", lambda seed, events, start, days: [])
     written = generate(tmp_path, players=5, days=1, seed=1, start=START)
     assert sorted(p.name for p in written) == [
         "ff-2026-10-30.jsonl",
@@ -259,3 +256,13 @@ def test_split_by_day_follows_ids_and_previous_line():
         date(2026, 11, 2): [lines[0], lines[2], lines[3]],
         date(2026, 11, 3): [lines[1], lines[4]],  # after midnight, with its match
     }
+
+
+def test_the_committed_sample_is_what_generate_writes(tmp_path):
+    """`data/sample/` (what `make run` reads) is `duplirank generate --players 40 --days 3
+    --seed 1 --start 2026-10-30`, byte for byte: a change of the generators shows here."""
+    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    written = generate(tmp_path, players=40, days=3, seed=1, start=START)
+    assert sorted(p.name for p in written) == sorted(p.name for p in sample.iterdir())
+    for path in written:
+        assert path.read_bytes() == (sample / path.name).read_bytes(), path.name

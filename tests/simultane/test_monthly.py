@@ -237,9 +237,13 @@ def test_daily_matches_best_results_so_far(plays):
 
 
 def test_indice_and_victoire_are_the_correctly_rounded_quotients():
-    from transforms.simultane.monthly import per_slot
-
-    values = pl.select(
-        per_slot(pl.lit(27617), 20).alias("indice"), per_slot(pl.lit(4814), 10).alias("victoire")
-    ).row(0)
-    assert values == (27617 / 20, 4814 / 10) == (1380.85, 481.4)
+    """27617 / 20 and 4814 / 10 are 1380.85 and 481.4 exactly as Python divides, in the monthly
+    and in the daily table (a division by multiplying with 0.05 gives 1380.8500000000001)."""
+    won = [result(p, day=i, won=True) for i, p in enumerate((1600, 1600, 1614))]
+    others = [result(p, day=3 + i) for i, p in enumerate([1341] * 16 + [1347])]
+    rows = won + others
+    assert sum(r["points"] for r in rows) == 27617 and len(rows) == 20
+    row = month_row(rows)
+    assert (row["indice"], row["victoire"]) == (27617 / 20, 4814 / 10) == (1380.85, 481.4)
+    last = daily(results_frame(rows), OPTS).collect().sort("date").row(-1, named=True)
+    assert (last["indice"], last["victoire"]) == (1380.85, 481.4)

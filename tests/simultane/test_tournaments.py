@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from transforms.simultane.options import SimultaneOptions
 from transforms.simultane.scoring import score_deals
-from transforms.simultane.tournaments import tournament_results
+from transforms.simultane.tournaments import score_tournaments, tournament_results
 
 from .helpers import bot, deal_row, frame
 
@@ -86,3 +86,21 @@ def test_top_counts_only_scored_deals():
     res = results(rows)
     assert res["a"]["points"] == 2 and res["a"]["top"] == 2 and res["a"]["mp_pct"] == 100.0
     assert res["a"]["deals_played"] == 2 and res["a"]["completed"]
+
+
+def test_score_tournaments_is_the_game_entry_point():
+    """One call: the deal results, the tournament results and the data issues of the deals
+    (here deal 2 has no bot row), in the shared `Scores` shape."""
+    rows = [bot(210, 52, deal_no=1, deals=2), deal_row("a", 220, 42, deal_no=1, deals=2)]
+    rows.append(deal_row("a", 0, 262, deal_no=2, deals=2))
+    tables, issues = score_tournaments({"simultane.deal": frame(rows)}, OPTS).collect()
+    assert sorted(tables) == ["simultane_deal_results", "simultane_tournament_results"]
+    assert tables["simultane_deal_results"].height == 3
+    tournament = tables["simultane_tournament_results"].sort("player_id")
+    assert tournament.select("player_id", "points", "top", "completed").rows() == [
+        ("BOT", 0, 2, False),
+        ("a", 2, 2, True),
+    ]
+    assert issues.select("kind", "keys").rows() == [
+        ("no_bot_reference", '{"tournament_id":"T1","deal_no":"2"}')
+    ]

@@ -1,13 +1,15 @@
 """Bridge pairs tournaments scored like KOPS (spec: bridge.md). One module per rule:
 
 - `options.py`      every option and Decision (`BridgeOptions`), and their precedence
-- `boards.py`       vulnerability and dealer from the board number
-- `contracts.py`    the duplicate score of a contract (Laws 77/2)
+                    (`resolve_options`: defaults < event options < the caller's overrides)
+- `boards.py`       vulnerability from the board number (or as given)
+- `contracts.py`    the duplicate score of a contract (Laws 77/2); how a contract is written
+                    (passed-out spellings, the contract pattern)
 - `adjusted.py`     artificial scores (A60/A40, A50, ...)
 - `travellers.py`   traveller lines ready for scoring (one sort gives every rank), data issues
-- `frames.py`       integer keys (packed into one Int64, or a struct) and rank positions
+- `frames.py`       integer keys (packed into one Int64, or a struct), rank positions, hundredths
 - `matchpoints.py`  matchpoints from zero, Neuberg (exact hundredths), M < 4, traditional
-- `three_tables.py` Marek Peszke's 3-table table
+- `three_tables.py` Marek Peszke's 3-table table (boards it cannot score are reported)
 - `imps.py`         the IMP scale (and its Cavendish cap)
 - `butler.py`       Butler datum: trimming (kops / out=n / fraction / median) and rounding
 - `sunday_times.py` Sunday Times: a datum per score from the other scores
@@ -15,6 +17,7 @@
 - `vp.py`           WBF 2013 continuous VP scale
 - `rounds.py`       rounds (given, boards per round, or consecutive boards vs one opponent)
 - `penalties.py`    penalties and compensations
+- `standings.py`    pair totals (round caps, VP), maxima, percentages, ranks
 - `pbn.py`          PBN 2.1 files -> bronze-shaped frames
-- `event.py`        the entry point: `score_event`, `score_events` -> `EventScores`
+- `event.py`        the entry point: `score_events(inputs, overrides)` -> `BridgeScores`
 """

@@ -1,14 +1,20 @@
-"""Vulnerability and dealer from the board number (16-board cycle)."""
+"""Vulnerability of a board: from the board number (16-board cycle) unless given.
+
+The one definition of the cycle; the scorer (`travellers`) and the generator read it here. A
+vulnerability is carried as a small integer code (the index in `VULNERABILITIES`) while lines
+are scored, and as its name where it is shown or parsed. (The dealer, also fixed by the board
+number, plays no part in scoring: a PBN file's `[Dealer]` is kept in `extra` as given.)
+"""
 
 from __future__ import annotations
 
 import polars as pl
 
+VULNERABILITIES = ("None", "NS", "EW", "All")  # the four values; a code is an index here
 VULNERABILITY = (
     "None", "NS", "EW", "All", "NS", "EW", "All", "None",
     "EW", "All", "None", "NS", "All", "None", "NS", "EW",
 )  # fmt: skip
-DEALERS = ("N", "E", "S", "W")
 
 # Spellings met in PBN files and exports, to the four canonical values.
 VULNERABILITY_ALIASES = {
@@ -17,26 +23,32 @@ VULNERABILITY_ALIASES = {
 }  # fmt: skip
 
 
-def board_vulnerability(board: pl.Expr) -> pl.Expr:
-    """'None' | 'NS' | 'EW' | 'All' for a 1-based board number."""
+def board_vulnerability_code(board: pl.Expr) -> pl.Expr:
+    """The code of a 1-based board number's vulnerability (any integer board: the cycle
+    repeats; null board -> null)."""
     return ((board - 1) % 16).replace_strict(
-        list(range(16)), list(VULNERABILITY), return_dtype=pl.String
+        range(16), [VULNERABILITIES.index(v) for v in VULNERABILITY], return_dtype=pl.Int64
     )
 
 
-def board_dealer(board: pl.Expr) -> pl.Expr:
-    return ((board - 1) % 4).replace_strict(list(range(4)), list(DEALERS), return_dtype=pl.String)
+def vulnerability_name(code: pl.Expr) -> pl.Expr:
+    """'None' | 'NS' | 'EW' | 'All' of a code (null for anything else)."""
+    return code.replace_strict(
+        range(len(VULNERABILITIES)), VULNERABILITIES, default=None, return_dtype=pl.String
+    )
 
 
-def canonical_vulnerability(text: pl.Expr) -> pl.Expr:
-    """A given vulnerability spelled any usual way, as None/NS/EW/All (null if unknown)."""
-    return (
-        text.str.strip_chars()
-        .str.to_uppercase()
-        .replace_strict(
-            list(VULNERABILITY_ALIASES),
-            list(VULNERABILITY_ALIASES.values()),
-            default=None,
-            return_dtype=pl.String,
-        )
+def board_vulnerability(board: pl.Expr) -> pl.Expr:
+    """'None' | 'NS' | 'EW' | 'All' for a 1-based board number."""
+    return vulnerability_name(board_vulnerability_code(board))
+
+
+def given_vulnerability_code(text: pl.Expr) -> pl.Expr:
+    """The code of a given vulnerability spelled any usual way (null if unknown)."""
+    canonical = text.str.strip_chars().str.to_uppercase()
+    return canonical.replace_strict(
+        list(VULNERABILITY_ALIASES),
+        [VULNERABILITIES.index(v) for v in VULNERABILITY_ALIASES.values()],
+        default=None,
+        return_dtype=pl.Int64,
     )

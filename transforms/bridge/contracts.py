@@ -4,22 +4,62 @@
 (N/E/S/W), the result relative to the contract (`=`, `+1`, `-2`) and the board's vulnerability
 (None/NS/EW/All) and gives the NS score as an integer; null where the contract or the result
 cannot be read (the caller reports those lines).
+
+This module is also the one home of how a contract is written: the passed-out spellings
+(`PASSED_OUT`, read by the validation of `bridge.result` and by the PBN reader) and the
+contract pattern with its spelling rules (`contract_text` for a column, `normal_contract` for
+one text of the PBN reader: the same rules, tested against each other).
 """
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
-from transforms.records import PASSED_OUT
-
+# Contract texts of a passed-out board (compared stripped and upper case).
+PASSED_OUT = ("PASS", "P", "AP", "PASSED", "PASSED OUT", "ALL PASS")
+# A contract once normalised: level, strain (N = NT), X doubled / XX redoubled.
 CONTRACT_PATTERN = r"^([1-7])(C|D|H|S|NT|N)(X{0,2})$"
+# Normalising: upper case, white space and alert marks `!` dropped, `*` is a double (`4S*`).
+_IGNORED = r"[\s!]"
+_DOUBLE = "*"
+
+
+def contract_text(contract: pl.Expr) -> pl.Expr:
+    """A contract column normalised (`4s *` -> `4SX`); see `normal_contract`."""
+    return (
+        contract.str.to_uppercase()
+        .str.replace_all(_IGNORED, "")
+        .str.replace_all(_DOUBLE, "X", literal=True)
+    )
+
+
+def is_passed_out(contract: pl.Expr) -> pl.Expr:
+    return contract.str.strip_chars().str.to_uppercase().is_in(PASSED_OUT)
+
+
+def normal_contract(text: str | None) -> str | None:
+    """One contract text as the PBN reader stores it: `Pass` for a passed-out board, None for
+    an empty one (`-`), else normalised like `contract_text` (an unreadable text stays, for
+    the scorer to report)."""
+    if text is None or text.strip() in ("", "-"):
+        return None
+    if text.strip().upper() in PASSED_OUT:
+        return "Pass"
+    return re.sub(_IGNORED, "", text.upper()).replace(_DOUBLE, "X")
+
+
+def contract_level(text: str | None) -> int | None:
+    """The level of a normalised contract text, None when it is not a contract."""
+    match = re.match(CONTRACT_PATTERN, text or "")
+    return int(match.group(1)) if match else None
 
 
 def parse_contract(contract: pl.Expr) -> pl.Expr:
     """Struct (level, strain, doubled, passed) of a contract text; nulls when unreadable."""
-    text = contract.str.strip_chars().str.to_uppercase().str.replace_all(r"[\s*]", "")
-    text = text.str.replace_all("[!]", "")
-    passed = contract.str.strip_chars().str.to_uppercase().is_in(PASSED_OUT)
+    text = contract_text(contract)
+    passed = is_passed_out(contract)
     return pl.struct(
         text.str.extract(CONTRACT_PATTERN, 1).cast(pl.Int64).alias("level"),
         text.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"}).alias("strain"),
@@ -101,6 +141,8 @@ def with_score_ns(
 
 
 def score_distinct(frame, contract, declarer, result, vulnerability, alias):
+    """`frame` (lazy or eager) with `alias` = the NS score of each line (the rule itself; the
+    callers run it once per distinct line: `with_score_ns`, `travellers`)."""
     parsed = parse_contract(pl.col(contract))
     level, strain, doubled, over = (pl.col(c) for c in ("_level", "_strain", "_doubled", "_over"))
     ns_declares = pl.col(declarer).is_in(["N", "S"])

@@ -1,32 +1,33 @@
 """The single entry point of bridge scoring: an event's (or many events') traveller lines and
 penalties -> `bridge_board_results`, `bridge_standings` and `data_issues` rows.
 
-Options: defaults < the event's own `options` JSON < the caller's `BridgeOptions` (fields the
-caller changed from the defaults). Events sharing the same resolved options are scored together
-in one vectorised pass over their (event, section, board) groups; the only Python loop is over
-the distinct option sets (a handful), never over rows.
+Options: defaults < the event's own `options` JSON < the caller's overrides
+(`options.resolve_options`, the one precedence rule). Events sharing the same resolved options
+are scored together in one vectorised pass over their (event, section, board) groups; the only
+Python loop is over the distinct option sets (a handful), never over rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import date
+from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
 from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
-from transforms.bridge.frames import packed, packed_bounds
+from transforms.bridge.frames import hundredths
 from transforms.bridge.matchpoints import matchpoints
-from transforms.bridge.options import MP_METHODS, BridgeOptions
+from transforms.bridge.options import MP_METHODS, BridgeOptions, resolve_options
 from transforms.bridge.penalties import penalty_points
-from transforms.bridge.rounds import PAIR_KEY, assign_rounds
+from transforms.bridge.rounds import assign_rounds
+from transforms.bridge.standings import STANDINGS_SCHEMA, pair_standings
 from transforms.bridge.sunday_times import sunday_times
-from transforms.bridge.three_tables import three_tables
+from transforms.bridge.three_tables import three_tables, unscored_boards
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
-from transforms.bridge.vp import add_vp
-from transforms.issues import DATA_ISSUES_SCHEMA
+from transforms.issues import data_issues
 from transforms.records import RECORD_TYPES
+from transforms.scores import Scores
 
 BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "month": pl.String(),
@@ -52,22 +53,6 @@ BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "computed_score": pl.Boolean(),
 }
 
-STANDINGS_SCHEMA: dict[str, pl.DataType] = {
-    "month": pl.String(),
-    "event_id": pl.String(),
-    "section": pl.String(),
-    "pair": pl.String(),
-    "method": pl.String(),
-    "total": pl.Float64(),
-    "max": pl.Float64(),
-    "pct": pl.Float64(),
-    "rank": pl.Int64(),
-    "imps": pl.Float64(),
-    "vp": pl.Float64(),
-    "penalties": pl.Float64(),
-    "boards": pl.Int64(),
-}
-
 
 # The columns of `bridge.result` the scorer reads (plus a given `vulnerable` if any).
 RESULT_COLUMNS = (
@@ -76,46 +61,26 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 
 
-IMP_DIGITS = 12  # IMP sums are rounded to 1e-12: float noise off, fractions kept
+class BridgeScores(Scores):
+    """`tables`: `bridge_board_results` (pair × board) and `bridge_standings` (pair × event);
+    `issues`: `data_issues` rows."""
 
 
-@dataclass(frozen=True)
-class EventScores:
-    board_results: pl.LazyFrame  # bridge_board_results
-    standings: pl.LazyFrame  # bridge_standings
-    issues: pl.LazyFrame  # data_issues rows
-
-
-def resolve_options(event: dict, options: BridgeOptions | None = None) -> BridgeOptions:
-    """The event's options: defaults < its `options` JSON < the caller's changes; `method`
-    filled with the event's `scoring` unless given."""
-    resolved = BridgeOptions.from_event(event.get("options")).merged(options)
-    return replace(resolved, method=resolved.method or event["scoring"])
-
-
-def score_event(
-    event: dict,
-    results: pl.LazyFrame,
-    penalties: pl.LazyFrame,
-    options: BridgeOptions | None = None,
-) -> EventScores:
-    """Scores one `bridge.event` row (a dict) from its bronze results and penalties."""
-    schema = RECORD_TYPES["bridge.event"].schema()
-    row = {name: event.get(name) for name in schema if name in event}
-    if isinstance(row.get("date"), str):
-        row["date"] = date.fromisoformat(row["date"])
-    frame = pl.DataFrame([row], schema={name: schema[name] for name in row}, orient="row")
-    return score_events(frame.lazy(), results, penalties, options)
+TABLES = ("bridge_board_results", "bridge_standings")
+INPUTS = ("bridge.event", "bridge.result", "bridge.penalty")
 
 
 def score_events(
-    events: pl.LazyFrame | pl.DataFrame,
-    results: pl.LazyFrame,
-    penalties: pl.LazyFrame,
-    options: BridgeOptions | None = None,
-) -> EventScores:
-    """Scores many events at once, one vectorised pass per distinct set of resolved options."""
-    events = events.lazy() if isinstance(events, pl.DataFrame) else events
+    inputs: Mapping[str, pl.LazyFrame | pl.DataFrame],
+    overrides: Mapping[str, Any] | None = None,
+) -> BridgeScores:
+    """Scores the events of `inputs` (bronze `bridge.event`, `bridge.result`, `bridge.penalty`
+    rows, re-deliveries resolved) at once, one vectorised pass per distinct set of resolved
+    options. `overrides`: option names to values that win over every event's own options
+    (`options.resolve_options`). An event whose own options cannot be read is not scored and
+    is reported (`bad_event_options`); a bad override is the caller's error (ValueError)."""
+    events, results, penalties = (_input(inputs, name) for name in INPUTS)
+    BridgeOptions.from_mapping(overrides or {})  # the caller's own mistakes raise here
     for name in ("options", "boards_per_round"):
         if name not in events.collect_schema().names():
             events = events.with_columns(pl.lit(None).alias(name))
@@ -124,20 +89,32 @@ def score_events(
         .unique("event_id", keep="last")
         .sort("event_id")
         .collect()
+        .with_columns(pl.col("date").dt.strftime("%Y-%m").alias("month"))
     )
-    # options are resolved once per distinct (scoring, options, ...) row, not once per event
+    # options are resolved once per distinct (scoring, options) row, not once per event
     settings = ["scoring", "options"]
     distinct = event_rows.select(settings).unique(maintain_order=True)
-    resolved = [resolve_options(row, options) for row in distinct.iter_rows(named=True)]
-    by_options = list(dict.fromkeys(resolved))
+    resolved: list[BridgeOptions | str] = []
+    for row in distinct.iter_rows(named=True):
+        try:
+            resolved.append(resolve_options(row, overrides))
+        except ValueError as err:  # the event's own options: a data issue, not a crash
+            resolved.append(str(err))
+    by_options = [r for r in dict.fromkeys(resolved) if isinstance(r, BridgeOptions)]
     distinct = distinct.with_columns(
-        pl.Series("option_set", [by_options.index(r) for r in resolved], dtype=pl.Int64)
+        pl.Series("option_set", [_set_of(r, by_options) for r in resolved], dtype=pl.Int64),
+        pl.Series("options_error", [r if isinstance(r, str) else None for r in resolved],
+                  dtype=pl.String),
+    )  # fmt: skip
+    event_rows = event_rows.join(distinct, on=settings, how="left", nulls_equal=True)
+    info = event_rows.filter(pl.col("option_set").is_not_null()).select(
+        "event_id", "month", pl.col("boards_per_round").cast(pl.Int64), "option_set"
     )
-    info = event_rows.join(distinct, on=settings, how="left", nulls_equal=True).select(
-        "event_id",
-        pl.col("date").dt.strftime("%Y-%m").alias("month"),
-        pl.col("boards_per_round").cast(pl.Int64),
-        "option_set",
+    option_issues = data_issues(
+        event_rows.lazy().filter(pl.col("options_error").is_not_null()),
+        "bad_event_options",
+        ["event_id"],
+        pl.format("event not scored: {}", pl.col("options_error")),
     )
     all_lines = _traveller_lines(info, results) if by_options else None
     parts = [
@@ -149,17 +126,24 @@ def score_events(
         )
         for n, opts in enumerate(by_options)
     ]
-    if not parts:
-        return EventScores(
-            pl.LazyFrame(schema=BOARD_RESULTS_SCHEMA),
-            pl.LazyFrame(schema=STANDINGS_SCHEMA),
-            pl.LazyFrame(schema=DATA_ISSUES_SCHEMA),
-        )
-    return EventScores(
-        pl.concat([p.board_results for p in parts]),
-        pl.concat([p.standings for p in parts]),
-        pl.concat([p.issues for p in parts]),
-    )
+    tables = {
+        name: pl.concat([p.tables[name] for p in parts]) if parts else pl.LazyFrame(schema=schema)
+        for name, schema in zip(TABLES, (BOARD_RESULTS_SCHEMA, STANDINGS_SCHEMA), strict=True)
+    }
+    issues = pl.concat([option_issues, *[p.issues for p in parts]])
+    return BridgeScores(tables, issues)
+
+
+def _input(inputs: Mapping[str, pl.LazyFrame | pl.DataFrame], record_type: str) -> pl.LazyFrame:
+    if record_type not in inputs:
+        if record_type == "bridge.penalty":  # an event file without penalties
+            return pl.LazyFrame(schema=RECORD_TYPES[record_type].schema())
+        raise KeyError(f"score_events needs the {record_type} rows")
+    return inputs[record_type].lazy()
+
+
+def _set_of(resolved: BridgeOptions | str, by_options: list[BridgeOptions]) -> int | None:
+    return by_options.index(resolved) if isinstance(resolved, BridgeOptions) else None
 
 
 # What the methods read of a traveller line (`frames`, `travellers.traveller_lines`).
@@ -260,7 +244,7 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.DataFrame:
 
 def _score_group(
     opts: BridgeOptions, info: pl.DataFrame, lines: pl.DataFrame, penalties: pl.LazyFrame
-) -> EventScores:
+) -> BridgeScores:
     method = opts.method
     mp = method in MP_METHODS
     ids = info["event_id"]
@@ -305,139 +289,22 @@ def _score_group(
     penalty_totals, penalty_issues = penalty_points(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
-    vp = opts.vp and method in ("butler", "sunday_times", "cavendish_avg")
-    # the totals stream over the pair rows (the board results are materialised once, by the
-    # caller's collect)
-    if mp:
-        totals = pair_boards.group_by(PAIR_KEY).agg(
-            pl.col("row").first(),
-            pl.len().cast(pl.Int64).alias("boards"),
-            pl.col("real").sum().alias("real_boards"),
-            pl.col("mp_x100").sum().alias("total_x100"),
-            pl.col("top_x100").max().alias("top_x100"),
-        )
-    else:
-        totals = _imp_totals(pair_boards, _round_key(scored), opts, vp)
-    totals = _with_pair_names(totals.collect(), scored)
-    standings = _standings(totals.lazy(), penalty_totals, mp, vp, method)
-    issues = _issues(line_issues, penalty_issues, info, opts, vp)
-    return EventScores(board_results, standings, issues)
-
-
-def _round_key(scored: pl.DataFrame) -> pl.Expr:
-    """One key per (pair, round) of the pair rows of `scored`. A round number is at most the
-    largest of the given rounds, of the board numbers (rounds from boards per round) and of the
-    number of lines (rounds counted from opponent changes)."""
-    if not scored.schema["ns_key"].is_integer():
-        return pl.struct(PAIR_KEY, "round").alias("round_key")
-    columns = [pl.col(name) for name in ("ns_key", "ew_key", "round", "board")]
-    ns, ew, rounds, boards = packed_bounds(scored, columns)
-    pair = (min(ns[0], ew[0]), max(ns[1], ew[1]))
-    most = max(rounds[1], boards[1], scored.height)
-    return packed([pl.col(PAIR_KEY), pl.col("round")], [pair, (0, most)], "round_key")
-
-
-def _imp_totals(
-    pair_boards: pl.LazyFrame, round_key: pl.Expr, opts: BridgeOptions, vp: bool
-) -> pl.LazyFrame:
-    """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
-    rounds = pair_boards.group_by(round_key).agg(
-        pl.col(PAIR_KEY).first(),
-        pl.col("row").first(),
-        pl.len().cast(pl.Int64).alias("boards"),
-        pl.col("real").sum().alias("real_boards"),
-        # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
-        # depends on the summing order; rounded off so totals, caps and VP are exact
-        pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
+    standings = pair_standings(pair_boards, scored, penalty_totals, opts)
+    board_issues = (
+        unscored_boards(scored.lazy(), opts.missing_as_average)
+        if method == "three_tables"
+        else None
     )
-    capped = opts.method in ("butler", "sunday_times") and not opts.bog and not vp
-    if capped:
-        rounds = rounds.with_columns(
-            pl.min_horizontal("imps", opts.cap_base + pl.col("boards")).alias("imps")
-        )
-    if vp:
-        rounds = add_vp(rounds)
-    else:
-        rounds = rounds.with_columns(pl.lit(None, pl.Int64).alias("vp_x100"))
-    return rounds.group_by(PAIR_KEY).agg(
-        pl.col("row").first(),
-        pl.col("boards").sum(),
-        pl.col("real_boards").sum(),
-        pl.col("imps").sum().round(IMP_DIGITS),
-        hundredths(pl.col("vp_x100").sum()).alias("vp")
-        if vp
-        else pl.lit(None, pl.Float64).alias("vp"),
-        pl.len().cast(pl.Int64).alias("rounds"),
-    )
-
-
-def _with_pair_names(totals: pl.DataFrame, scored: pl.DataFrame) -> pl.DataFrame:
-    """Totals grouped by a pair's integer key get the pair's names back from one of its rows
-    (`row` = 2 × scored line + 1 for the EW side): a gather, much cheaper than carrying the
-    texts through the group-bys."""
-    rows = totals["row"]
-    names = scored.select("event_id", "section", "month", "ev", "ns_pair", "ew_pair")[rows // 2]
-    pair = pl.when(rows % 2 == 0).then(pl.col("ns_pair")).otherwise(pl.col("ew_pair"))
-    names = names.with_columns(pair.alias("pair")).drop("ns_pair", "ew_pair")
-    return pl.concat([totals.drop("row"), names], how="horizontal")
-
-
-def _standings(
-    totals: pl.LazyFrame, penalty_totals: pl.LazyFrame, mp: bool, vp: bool, method: str
-) -> pl.LazyFrame:
-    """Pairs with at least one real score (a pair with only artificial scores is a phantom or a
-    sit-out and is not ranked); equal totals share a rank."""
-    frame = (
-        totals.filter(pl.col("real_boards") > 0)
-        .join(penalty_totals, on=["event_id", "pair"], how="left")
-        .with_columns(pl.col("penalties_x100").fill_null(0))
-    )
-    group = ["ev", "section"]
-    if mp:
-        total_x100 = pl.col("total_x100") + pl.col("penalties_x100")
-        most = pl.col("boards") * pl.col("top_x100")
-        # % to 0.01, half up, exactly: 10000·total / max
-        pct_x100 = (2 * 10000 * total_x100 + most) // (2 * most)
-        frame = frame.with_columns(
-            hundredths(total_x100).alias("total"),
-            hundredths(most).alias("max"),
-            hundredths(pct_x100).alias("pct"),
-            total_x100.rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
-            pl.lit(None, pl.Float64).alias("imps"),
-            pl.lit(None, pl.Float64).alias("vp"),
-        )
-    else:
-        base = pl.col("vp") if vp else pl.col("imps")
-        total = base + pl.col("penalties_x100") / 100
-        frame = frame.with_columns(
-            total.alias("total"),
-            (20.0 * pl.col("rounds") if vp else pl.lit(None, pl.Float64)).alias("max"),
-            pl.lit(None, pl.Float64).alias("pct"),
-            total.round(6).rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
-        )
-    return frame.select(
-        "month",
-        "event_id",
-        "section",
-        "pair",
-        pl.lit(method).alias("method"),
-        "total",
-        "max",
-        "pct",
-        "rank",
-        "imps",
-        "vp",
-        hundredths(pl.col("penalties_x100")).alias("penalties"),
-        "boards",
-    )
+    issues = _issues(line_issues, penalty_issues, board_issues, info, opts)
+    return BridgeScores(dict(zip(TABLES, (board_results, standings), strict=True)), issues)
 
 
 def _issues(
     line_issues: pl.LazyFrame,
     penalty_issues: pl.LazyFrame,
+    board_issues: pl.LazyFrame | None,
     info: pl.DataFrame,
     opts: BridgeOptions,
-    vp: bool,
 ) -> pl.LazyFrame:
     keys = pl.struct(*[pl.col(k).cast(pl.String) for k in LINE_KEYS]).struct.json_encode()
     parts = [
@@ -453,21 +320,22 @@ def _issues(
             "detail",
         ),
     ]
-    if opts.vp and not vp:
+    if board_issues is not None:
+        board_keys = pl.struct("event_id", "section", pl.col("board").cast(pl.String))
+        parts.append(
+            board_issues.join(info.lazy(), on="event_id", how="left").select(
+                "month", "kind", board_keys.struct.json_encode().alias("keys"), "detail"
+            )
+        )
+    if opts.vp and not opts.converts_to_vp:
         parts.append(
             info.lazy().select(
                 "month",
                 pl.lit("vp_not_allowed").alias("kind"),
                 pl.struct("event_id").struct.json_encode().alias("keys"),
-                pl.lit(f"no VP conversion in method {opts.method}; IMP totals kept").alias(
+                pl.lit(f"no VP conversion in method {opts.method}; totals kept unconverted").alias(
                     "detail"
                 ),
             )
         )
     return pl.concat(parts).with_columns(pl.col("month").cast(pl.String))
-
-
-def hundredths(value: pl.Expr) -> pl.Expr:
-    """An integer count of hundredths as the nearest float (Polars divides by multiplying by
-    the reciprocal, so 1587 / 100 would print 15.870000000000001)."""
-    return (value / 100).round(2)

@@ -53,3 +53,9 @@ def codes(column: str, categories: str) -> pl.Expr:
     frame of the process."""
     category = pl.Categorical(pl.Categories(f"duplirank.bridge.{categories}"))
     return pl.col(column).cast(category).to_physical()
+
+
+def hundredths(value: pl.Expr) -> pl.Expr:
+    """An integer count of hundredths as the nearest float (Polars divides by multiplying by
+    the reciprocal, so 1587 / 100 would print 15.870000000000001)."""
+    return (value / 100).round(2)

@@ -1,13 +1,16 @@
-"""Every option and **Decision** of bridge.md, with the spec's defaults.
+"""Every option and **Decision** of bridge.md, with the spec's defaults, and their precedence.
 
-Precedence (lowest to highest): these defaults < the event's own `options` object (raw JSON of
-`bridge.event`) < an explicit `BridgeOptions` given by the caller, where only the fields the
-caller changed from the defaults override the event's values (`BridgeOptions.merged`).
+Precedence (lowest to highest), the one rule (`resolve_options`): these defaults < the event's
+own `options` object (raw JSON of `bridge.event`) < the caller's overrides, a mapping of option
+names to values (`duplirank score --method M --option k=v`): every option named there wins,
+even one set to its default. The method is the overrides', else the options', else the event's
+`scoring`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
@@ -15,7 +18,8 @@ from transforms.option_checks import check_options
 
 METHODS = ("three_tables", "matchpoints", "butler", "cavendish", "cavendish_avg", "sunday_times")
 MP_METHODS = ("three_tables", "matchpoints")
-IMP_METHODS = ("butler", "cavendish", "cavendish_avg", "sunday_times")
+ROUND_CAP_METHODS = ("butler", "sunday_times")  # a positive round total is capped (unless bog)
+VP_METHODS = ("butler", "sunday_times", "cavendish_avg")  # round totals may be converted to VP
 DATUM_ROUNDINGS = ("toward_zero", "nearest", "half_even")
 
 
@@ -40,14 +44,14 @@ class BridgeOptions:
     bog: bool = False
     # Butler / Sunday Times: drop exactly n scores each side (KOPS `-OUT=n`); None = `trim`.
     out: int | None = None
-    # Convert each round's IMP total to VP (WBF 2013 scale); butler, sunday_times, cavendish_avg.
+    # Convert each round's IMP total to VP (WBF 2013 scale): VP_METHODS only.
     vp: bool = False
     # Datum rounding to a multiple of 10: toward_zero (KOPS) | nearest (halves away) | half_even.
     datum_rounding: str = "toward_zero"
     # Scores dropped each side before the datum: kops (ceil(n/4), n=5 -> 1) | out=n | a fraction
     # such as 0.05 | median.
     trim: str = "kops"
-    # Round cap = cap_base + boards in the round (Butler, Sunday Times, unless `bog`).
+    # Round cap = cap_base + boards in the round (ROUND_CAP_METHODS, unless `bog`).
     cap_base: int = 10
     # Cavendish methods: each comparison is capped at this many IMPs (the scale "ends at 17").
     cavendish_cap: int = 17
@@ -64,6 +68,11 @@ class BridgeOptions:
         "cavendish_cap": (1, None),
     }
 
+    @property
+    def converts_to_vp(self) -> bool:
+        """Round totals are converted to VP: `vp` asked, in a method that allows it."""
+        return self.vp and self.method in VP_METHODS
+
     def __post_init__(self) -> None:
         check_options(self)
         if self.method is not None and self.method not in METHODS:
@@ -75,7 +84,7 @@ class BridgeOptions:
         trim_kind(self.trim)  # validates
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any], base: BridgeOptions | None = None):
+    def from_mapping(cls, values: Mapping[str, Any], base: BridgeOptions | None = None):
         """Options from a mapping of names to values (JSON values or CLI text)."""
         base = base or cls()
         types = {f.name: f.type for f in fields(cls)}
@@ -99,17 +108,14 @@ class BridgeOptions:
             raise ValueError("event options must be a JSON object")
         return cls.from_mapping(values)
 
-    def merged(self, caller: BridgeOptions | None) -> BridgeOptions:
-        """These options overridden by the fields `caller` changed from the defaults."""
-        if caller is None:
-            return self
-        default = BridgeOptions()
-        changes = {
-            f.name: getattr(caller, f.name)
-            for f in fields(self)
-            if getattr(caller, f.name) != getattr(default, f.name)
-        }
-        return replace(self, **changes)
+
+def resolve_options(event: Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
+    """The options an event is scored with: defaults < its `options` JSON < `overrides` (every
+    key given wins); `method` filled with the event's `scoring` unless given. ValueError (a
+    user error) for an unknown option or a bad value."""
+    own = BridgeOptions.from_event(event.get("options"))
+    resolved = BridgeOptions.from_mapping(overrides or {}, base=own)
+    return replace(resolved, method=resolved.method or event["scoring"])
 
 
 def _coerce(name: str, type_text: str, value: Any) -> Any:

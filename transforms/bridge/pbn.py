@@ -18,13 +18,13 @@ from datetime import date
 
 import polars as pl
 
+from transforms.bridge.contracts import contract_level, normal_contract
 from transforms.records import RECORD_TYPES
 
 TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
 META = re.compile(r'<META\s+name\s*=\s*"?(\w+)"?\s+content\s*=\s*"([^"]*)"', re.IGNORECASE)
 TOKEN = re.compile(r'"[^"]*"|\S+')
 COLUMN = re.compile(r"^([^\\]+)(?:\\(\d*)([LR]?))?$")
-CONTRACT = re.compile(r"^([1-7])(C|D|H|S|NT|N)(X{0,2})$")
 # Bytes that CP1250 maps to Polish letters but Latin-1 to control codes or rare symbols.
 CP1250_HINTS = set(range(0x80, 0xA0)) | {0xA5, 0xB9, 0xB3, 0xA3}
 
@@ -121,22 +121,11 @@ def relative_result(contract: str | None, result: str | None) -> str | None:
     result = result.strip()
     if not result or result.startswith(("=", "+", "-")):
         return result or None
-    match = CONTRACT.match(contract)
-    if not match or not result.isdigit():
+    level = contract_level(contract)
+    if level is None or not result.isdigit():
         return result
-    over = int(result) - 6 - int(match.group(1))
+    over = int(result) - 6 - level
     return "=" if over == 0 else f"{over:+d}"
-
-
-def _contract(text: str | None) -> str | None:
-    if text is None:
-        return None
-    value = text.strip().upper().replace("*", "X")
-    if not value or value == "-":
-        return None
-    if value in ("PASS", "AP", "P"):
-        return "Pass"
-    return value
 
 
 def _score_ns(text: str | None) -> int | None:
@@ -208,13 +197,13 @@ def parse_pbn(
                 else:
                     results.append(line)
             continue
-        contract = _contract(tags.get("Contract"))
+        contract = normal_contract(tags.get("Contract"))
         score = _score_ns(tags.get("Score"))
         if contract is None and score is None:
             skipped.append((game.line_no, f"board {board_text}: no contract and no score"))
             continue
         adjusted = None
-        if contract is not None and contract.startswith("A") and not CONTRACT.match(contract):
+        if contract is not None and contract.startswith("A") and contract_level(contract) is None:
             adjusted, contract = contract, None
         declarer = (tags.get("Declarer") or "").strip().upper() or None
         extra = dict(base["extra"])
@@ -295,7 +284,7 @@ def _table_line(row: dict, base: dict, line_no: int) -> dict | str:
     ew = row.get("PairId_EW") or row.get("PairEW") or row.get("Pair_EW")
     if ns is None or ew is None:
         return f"board {base['board']}: traveller line without pair numbers"
-    contract = _contract(row.get("Contract"))
+    contract = normal_contract(row.get("Contract"))
     adjusted = None
     score_text = row.get("Score_NS")
     if score_text is None and row.get("Score_EW") is not None:
@@ -305,7 +294,7 @@ def _table_line(row: dict, base: dict, line_no: int) -> dict | str:
             score_text = None if ew_score is None else str(-ew_score)
     if score_text is not None and score_text.upper().startswith("A"):
         adjusted, score_text = score_text, None
-    if contract is not None and contract.startswith("A") and not CONTRACT.match(contract):
+    if contract is not None and contract.startswith("A") and contract_level(contract) is None:
         adjusted, contract = contract, None
     score = _score_ns(score_text)
     if contract is None and score is None and adjusted is None:

@@ -8,7 +8,11 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.bridge.adjusted import adjusted_pcts
-from transforms.bridge.boards import VULNERABILITY, canonical_vulnerability
+from transforms.bridge.boards import (
+    board_vulnerability_code,
+    given_vulnerability_code,
+    vulnerability_name,
+)
 from transforms.bridge.contracts import score_distinct
 from transforms.bridge.frames import codes, packed, packed_bounds
 
@@ -16,7 +20,6 @@ LINE_KEYS = ["event_id", "section", "board", "ns_pair", "ew_pair"]
 # The text of a line's contract and artificial score, as codes (see `frames.codes`).
 TEXT_CODES = {"contract": "contract", "declarer": "declarer", "result": "result",
               "adjusted": "adjusted"}  # fmt: skip
-VULNERABILITIES = ("None", "NS", "EW", "All")
 
 
 def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
@@ -28,15 +31,12 @@ def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
     names = results.columns
     # a given vulnerability (a `vulnerable` column, or `vulnerable` in the extra JSON, as the
     # PBN reader writes it) wins over the board-number cycle
-    given_vul = canonical_vulnerability(
+    given_vul = given_vulnerability_code(
         pl.col("vulnerable")
         if "vulnerable" in names
         else pl.col("extra").str.json_path_match("$.vulnerable")
         if "extra" in names
         else pl.lit(None, pl.String)
-    ).replace_strict(VULNERABILITIES, range(4), default=None, return_dtype=pl.Int64)
-    board_vul = ((pl.col("board") - 1) % 16).replace_strict(
-        range(16), [VULNERABILITIES.index(v) for v in VULNERABILITY], return_dtype=pl.Int64
     )
     if "round" not in names:
         results = results.with_columns(pl.lit(None, pl.Int64).alias("round"))
@@ -45,7 +45,7 @@ def traveller_lines(results: pl.DataFrame) -> pl.DataFrame:
             pl.when(pl.col("section") != "").then(pl.col("section")).alias("section")
         )
     lines = results.drop("vulnerable", strict=False).with_columns(
-        pl.coalesce(given_vul, board_vul).fill_null(0).alias("vul"),
+        pl.coalesce(given_vul, board_vulnerability_code(pl.col("board"))).fill_null(0).alias("vul"),
         codes("section", "section").alias("sec"),
         codes("ns_pair", "pair").alias("ns_code"),
         codes("ew_pair", "pair").alias("ew_code"),
@@ -65,11 +65,7 @@ def _with_scores(lines: pl.DataFrame) -> pl.DataFrame:
     distinct = (
         lines.select("text_key", "contract", "declarer", "result", "adjusted", "vul")
         .unique("text_key", keep="any")
-        .with_columns(
-            pl.col("vul")
-            .replace_strict(range(4), VULNERABILITIES, return_dtype=pl.String)
-            .alias("vulnerable")
-        )
+        .with_columns(vulnerability_name(pl.col("vul")).alias("vulnerable"))
         .pipe(score_distinct, "contract", "declarer", "result", "vulnerable", "contract_score")
         .select(
             "text_key",

@@ -1,7 +1,8 @@
 """The WBF 2013 continuous 20-VP scale for a round of b boards.
 
 The published tables are built once per board count (a small Python loop over margins, because
-the monotone fix-up is sequential) and joined to the round totals.
+the monotone fix-up is sequential) and joined to the round totals; a fractional margin (averaged
+Cavendish) is read on the formula itself, rounded half up. `add_vp` is the one entry point.
 """
 
 from __future__ import annotations
@@ -36,17 +37,6 @@ def vp_table(boards: int) -> tuple[int, ...]:
                 cents[i - 1] += 1
                 changed = True
     return tuple(cents)
-
-
-def vp_of(imps: float, boards: int) -> float:
-    """VP of one side for its IMP margin (winner from the table, loser 20 − winner)."""
-    size = abs(imps)
-    table = vp_table(boards)
-    if float(size).is_integer():
-        cents = table[min(int(size), len(table) - 1)]
-    else:
-        cents = _raw_cents(size, boards)
-    return cents / 100 if imps >= 0 else (2000 - cents) / 100
 
 
 def add_vp(rounds: pl.LazyFrame, imps: str = "imps", boards: str = "boards") -> pl.LazyFrame:

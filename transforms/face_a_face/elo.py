@@ -69,6 +69,17 @@ def _loop(ia, ib, sa, rating, rated, master, out, opts: FaceAFaceOptions) -> Non
     k_new, k_regular, k_master = float(opts.k_new), float(opts.k_regular), float(opts.k_master)
     threshold, master_rating = opts.k_matches_threshold, opts.k_master_rating
     nan = float("nan")
+
+    def rate(p: int, r: float, surprise: float) -> tuple[float, float]:
+        """Player p's rating after the match (rating r before, S − E) and the K used."""
+        k = k_master if master[p] else (k_new if rated[p] < threshold else k_regular)
+        r = r + k * surprise
+        rating[p] = r
+        rated[p] += 1
+        if r >= master_rating:
+            master[p] = True
+        return r, k
+
     for i in range(len(ia)):
         a = ia[i]
         b = ib[i]
@@ -84,23 +95,11 @@ def _loop(ia, ib, sa, rating, rated, master, out, opts: FaceAFaceOptions) -> Non
         before_a[i] = ra
         before_b[i] = rb
         if a >= 0:
-            k = k_master if master[a] else (k_new if rated[a] < threshold else k_regular)
-            ra = ra + k * surprise_a
-            rating[a] = ra
-            rated[a] += 1
-            if ra >= master_rating:
-                master[a] = True
-            k_a[i] = k
+            ra, k_a[i] = rate(a, ra, surprise_a)
         else:
             k_a[i] = nan
         if b >= 0:
-            k = k_master if master[b] else (k_new if rated[b] < threshold else k_regular)
-            rb = rb - k * surprise_a
-            rating[b] = rb
-            rated[b] += 1
-            if rb >= master_rating:
-                master[b] = True
-            k_b[i] = k
+            rb, k_b[i] = rate(b, rb, -surprise_a)
         else:
             k_b[i] = nan
         after_a[i] = ra

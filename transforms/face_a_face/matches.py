@@ -6,7 +6,7 @@ match_points, ranking.one_ranked_match_per_key). Elo comes after, over all histo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -15,6 +15,7 @@ from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.face_a_face.ranking import one_ranked_match_per_key
 from transforms.face_a_face.time_rules import match_status, with_unfinished
 from transforms.issues import data_issues
+from transforms.scores import Scores
 
 MATCH_COLUMNS = (
     "match_id",
@@ -37,23 +38,23 @@ DEAL_COLUMNS = (
     "points_made",
     "points_conceded",
 )
-EXPECTED_ATTACK = {"classique": 4, "attaque": 16, "attaque_surcontrat": 16}
-DEALS_PER_MATCH = 16
 
 
-@dataclass(frozen=True)
-class FFScores:
-    deal_results: pl.LazyFrame  # ff_deal_results
-    matches: pl.LazyFrame  # ff_matches without the Elo columns (see elo.with_elo)
-    issues: pl.LazyFrame  # data_issues rows
+class FaceAFaceScores(Scores):
+    """`tables`: `ff_deal_results` (match × deal) and `ff_match_scores` (the matches before
+    Elo: `elo.with_elo` turns them into `ff_matches`); `issues`: `data_issues` rows."""
+
+
+TABLES = ("ff_deal_results", "ff_match_scores")
+INPUTS = ("ff.match", "ff.deal", "ff.disconnect")
 
 
 def score_matches(
-    matches: pl.LazyFrame,
-    deals: pl.LazyFrame,
-    disconnects: pl.LazyFrame,
-    opts: FaceAFaceOptions,
-) -> FFScores:
+    inputs: Mapping[str, pl.LazyFrame | pl.DataFrame], opts: FaceAFaceOptions
+) -> FaceAFaceScores:
+    """Scores the matches of `inputs` (bronze `ff.match`, `ff.deal`, `ff.disconnect` rows,
+    re-deliveries resolved; one or more months)."""
+    matches, deals, disconnects = (inputs[name].lazy() for name in INPUTS)
     status = match_status(matches.select(MATCH_COLUMNS), disconnects, opts)
     live = status.filter(pl.col("status") != "cancelled").select(
         "match_id", "month", "match_type", "player_a", "player_b"
@@ -113,46 +114,45 @@ def score_matches(
         )
         .cache()
     )
-    return FFScores(
-        deal_results=deal_results.sort("match_id", "deal_no").select(
-            "match_id",
-            "month",
-            "deal_no",
-            "role",
-            "role_a",
-            "role_b",
-            "d_a",
-            "d_b",
-            "unfinished_a",
-            "unfinished_b",
-            "delta",
-            "mp_a",
-            "mp_b",
-        ),
-        matches=ranked.sort("month", "match_id").select(
-            "match_id",
-            "month",
-            "match_type",
-            "player_a",
-            "player_b",
-            "ranked",
-            "status",
-            "forfeit_by",
-            "mp_a",
-            "mp_b",
-            "outcome_a",
-            "outcome_b",
-            "counts_for_ranking",
-            "rematch_of",
-            "created_at",
-            "scheduled_at",
-            "started_at",
-            "ended_at",
-        ),
-        issues=pl.concat([_deal_issues(sided, status), _match_issues(ranked)], how="vertical").sort(
-            "month", "kind", "keys", "detail", nulls_last=True
-        ),
+    deal_results = deal_results.sort("match_id", "deal_no").select(
+        "match_id",
+        "month",
+        "deal_no",
+        "role",
+        "role_a",
+        "role_b",
+        "d_a",
+        "d_b",
+        "unfinished_a",
+        "unfinished_b",
+        "delta",
+        "mp_a",
+        "mp_b",
     )
+    match_scores = ranked.sort("month", "match_id").select(
+        "match_id",
+        "month",
+        "match_type",
+        "player_a",
+        "player_b",
+        "ranked",
+        "status",
+        "forfeit_by",
+        "mp_a",
+        "mp_b",
+        "outcome_a",
+        "outcome_b",
+        "counts_for_ranking",
+        "rematch_of",
+        "created_at",
+        "scheduled_at",
+        "started_at",
+        "ended_at",
+    )
+    issues = pl.concat(
+        [_deal_issues(sided, status), _match_issues(ranked, opts)], how="vertical"
+    ).sort("month", "kind", "keys", "detail", nulls_last=True)
+    return FaceAFaceScores(dict(zip(TABLES, (deal_results, match_scores), strict=True)), issues)
 
 
 def _pairs(sided: pl.LazyFrame, live: pl.LazyFrame) -> pl.LazyFrame:
@@ -207,8 +207,9 @@ def _deal_issues(sided: pl.LazyFrame, status: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _match_issues(matches: pl.LazyFrame) -> pl.LazyFrame:
+def _match_issues(matches: pl.LazyFrame, opts: FaceAFaceOptions) -> pl.LazyFrame:
     live = matches.filter(pl.col("status") != "cancelled")
+    deals = opts.deals_per_match
     issues = []
     for s in ("a", "b"):
         player = pl.col(f"player_{s}")
@@ -224,15 +225,15 @@ def _match_issues(matches: pl.LazyFrame) -> pl.LazyFrame:
                 .otherwise(pl.lit(": match not scored")),
             )
         )
-        expected_attack = pl.col("match_type").replace_strict(EXPECTED_ATTACK, default=None)
+        expected_attack = pl.col("match_type").replace_strict(opts.attack_deals(), default=None)
         attack, dealt = pl.col(f"attack_{s}"), pl.col(f"deals_{s}")
         # a forfeit may cut the match short: then only too many of a role is wrong
         short = pl.col("status") == "forfeit"
         bad_roles = live.filter(
             (dealt > 0)
             & pl.when(short)
-            .then((attack > expected_attack) | (dealt - attack > DEALS_PER_MATCH - expected_attack))
-            .otherwise((dealt != DEALS_PER_MATCH) | (attack != expected_attack))
+            .then((attack > expected_attack) | (dealt - attack > deals - expected_attack))
+            .otherwise((dealt != deals) | (attack != expected_attack))
         )
         issues.append(
             data_issues(
@@ -246,7 +247,7 @@ def _match_issues(matches: pl.LazyFrame) -> pl.LazyFrame:
                     attack,
                     dealt - attack,
                     expected_attack,
-                    DEALS_PER_MATCH - expected_attack,
+                    deals - expected_attack,
                 ),
             )
         )

@@ -7,9 +7,15 @@ from typing import ClassVar
 
 from transforms.option_checks import OptionError, check_options
 
+MATCH_TYPES = ("classique", "attaque", "attaque_surcontrat")
+
 
 @dataclass(frozen=True)
 class FaceAFaceOptions:
+    # The shape of a match (face_a_face.md, "Matches"): 16 deals, of which a `classique` has 4
+    # attack deals (and 12 defence deals); the two attack types are all attack.
+    deals_per_match: int = 16
+    classique_attack_deals: int = 4
     # Time rules (boundaries are inclusive: exactly at the limit is still in time).
     cancel_after_min: int = 10
     attack_limit_s: int = 240
@@ -60,3 +66,12 @@ class FaceAFaceOptions:
         check_options(self)
         if not self.bot_id.strip():
             raise OptionError("bot_id", "must not be empty")
+
+    def attack_deals(self) -> dict[str, int]:
+        """Attack deals of each match type (the others are defence deals)."""
+        return {
+            match_type: self.classique_attack_deals
+            if match_type == "classique"
+            else self.deals_per_match
+            for match_type in MATCH_TYPES
+        }

@@ -23,8 +23,8 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.calendar import month_expr
-from transforms.issues import data_issues
 from transforms.simultane.options import SimultaneOptions
+from transforms.sql_models import run_model
 
 DEAL = ["tournament_id", "deal_no"]
 
@@ -161,26 +161,8 @@ def score_deals(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
 
 
 def deal_issues(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
-    """`data_issues` rows of the Simultané deals (columns month, kind, keys, detail).
-
-    - `no_bot_reference` (keys tournament_id, deal_no): the deal has no finished bot row, so
-      it is not scored for anyone.
-    """
-    rows = _with_scoring_inputs(deals, opts)
-    no_bot = (
-        rows.group_by(DEAL)
-        .agg(
-            pl.col("month").first(),
-            pl.len().alias("participants"),
-            (pl.col("is_bot") & pl.col("finished")).any().alias("has_bot"),
-            pl.col("is_bot").any().alias("any_bot"),
-        )
-        .filter(~pl.col("has_bot"))
-        .sort(DEAL)
-    )
-    detail = pl.format(
-        "no finished bot row ({}): deal not scored for its {} participants",
-        pl.when(pl.col("any_bot")).then(pl.lit("bot unfinished")).otherwise(pl.lit("no bot row")),
-        pl.col("participants"),
-    )
-    return data_issues(no_bot, "no_bot_reference", DEAL, detail)
+    """`data_issues` rows of the Simultané deals (columns month, kind, keys, detail): the checks
+    of the SQL model `sql/simultane_data_issues.sql` (`no_bot_reference`: a deal with no
+    finished bot row, not scored for anyone), on the deals with `finished` derived here."""
+    rows = deals.select(*DEAL, "is_bot", month=tournament_month(opts), finished=finished_expr(opts))
+    return run_model("simultane_data_issues", simultane_deal=rows).lazy()

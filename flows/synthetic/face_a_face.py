@@ -8,13 +8,14 @@ What the logs look like (so that the pipeline meets every case of face_a_face.md
 - some cancelled: never started (no `started_at`), or started more than 10 minutes after the
   creation / the scheduled time; now and then a start exactly at the 10-minute limit;
 - both players' `ff.deal` rows (the Bot's too): the same cards at both tables (`Hand`), contrée
-  scores from `flows.generate_simultane.play_table`, the player's side taking the contract on
+  scores from `flows.synthetic.contree.play_table`, the player's side taking the contract on
   attack deals and defending on defence deals; both players start each deal together;
 - some late deals (over 4 / 3 minutes, now and then exactly at the limit), some never finished;
 - `ff.disconnect` rows: short ones, exactly 6 minutes, longer ones and no reconnection
   (forfeits: the match ends then, the later deals are not played);
 - rematches (same month, players and type, ranked) and a few corrupted lines a day.
 
+The shape of a match and the time limits are those of `FaceAFaceOptions` (its defaults).
 `ff_lines` draws everything from one `random.Random(seed)`: same arguments, same lines. It loops
 over matches and deals because a match's deals are sequential in time. `ff_frames` is the
 vectorised (numpy) variant for benchmarks at a million matches: same probabilities and time
@@ -30,14 +31,24 @@ from datetime import UTC, date, datetime, time, timedelta
 import numpy as np
 import polars as pl
 
-from flows.generate_simultane import CARD_POINTS, PARIS, Hand, play_table, random_hand
+from flows.synthetic.contree import (
+    CARD_POINTS,
+    FAILED_BASE,
+    MIN_TO_MAKE,
+    Hand,
+    play_table,
+    random_hand,
+)
+from flows.synthetic.platform import BOT, PARIS, dumps, utc
+from transforms.face_a_face.options import MATCH_TYPES, FaceAFaceOptions
 from transforms.records import RECORD_TYPES
 
-BOT = "BOT"
-MATCH_TYPES = ("classique", "attaque", "attaque_surcontrat")
-TYPE_WEIGHTS = (0.5, 0.3, 0.2)
-CLASSIQUE_ROLES = ("defense",) * 12 + ("attack",) * 4
-DEALS = 16
+RULES = FaceAFaceOptions()  # the spec's limits and the shape of a match
+TYPE_WEIGHTS = (0.5, 0.3, 0.2)  # of MATCH_TYPES
+DEALS = RULES.deals_per_match
+ATTACK_DEALS = RULES.attack_deals()
+CLASSIQUE_ATTACK = ATTACK_DEALS["classique"]
+CLASSIQUE_ROLES = ("defense",) * (DEALS - CLASSIQUE_ATTACK) + ("attack",) * CLASSIQUE_ATTACK
 MATCHES_PER_PLAYER_DAY = 0.3
 P_BOT = 0.15
 P_UNRANKED = 0.08
@@ -50,22 +61,14 @@ P_DISCONNECT = 0.06
 P_LATE_DEAL = 0.02
 P_DEAL_AT_LIMIT = 0.005
 P_NEVER_FINISHED = 0.004
-CANCEL_AFTER_S = 600
-LIMIT_S = {"attack": 240, "defense": 180}
-FORFEIT_AFTER_S = 360
+CANCEL_AFTER_S = RULES.cancel_after_min * 60
+LIMIT_S = {"attack": RULES.attack_limit_s, "defense": RULES.defense_limit_s}
+FORFEIT_AFTER_S = RULES.forfeit_disconnect_min * 60
 CORRUPT_PER_DAY = 3
 
 
-def _utc(ts: datetime) -> str:
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _dumps(obj: dict) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
 def roles_of(match_type: str) -> tuple[str, ...]:
-    return CLASSIQUE_ROLES if match_type == "classique" else ("attack",) * DEALS
+    return CLASSIQUE_ROLES if match_type == "classique" else ("attack",) * ATTACK_DEALS[match_type]
 
 
 def _start_delay_s(rng: random.Random) -> int | None:
@@ -131,14 +134,14 @@ def _match_lines(
     delay = _start_delay_s(rng)
     started = None if delay is None else (scheduled or created) + timedelta(seconds=delay)
     match = {"type": "ff.match", "match_id": match_id, "match_type": match_type}
-    match |= {"player_a": a, "player_b": b, "ranked": ranked, "created_at": _utc(created)}
+    match |= {"player_a": a, "player_b": b, "ranked": ranked, "created_at": utc(created)}
     if scheduled is not None:
-        match["scheduled_at"] = _utc(scheduled)
+        match["scheduled_at"] = utc(scheduled)
     if started is None or delay > CANCEL_AFTER_S:  # cancelled: no deals
         if started is not None:
-            match["started_at"] = _utc(started)
-        return [_dumps(match)]
-    match["started_at"] = _utc(started)
+            match["started_at"] = utc(started)
+        return [dumps(match)]
+    match["started_at"] = utc(started)
     humans = [p for p in (a, b) if p != BOT]
     gone = None  # (player, deal_no, seconds into the deal, seconds away or None)
     if humans and rng.random() < P_DISCONNECT:
@@ -153,14 +156,14 @@ def _match_lines(
             seconds = 40 if player == BOT else _deal_seconds(rng, role)
             made, conceded, _ = play_table(rng, hand, skill.get(player, 0.0), 12.0)
             row = {"type": "ff.deal", "match_id": match_id, "deal_no": deal_no, "role": role}
-            row |= {"player_id": player, "started_at": _utc(cursor)}
+            row |= {"player_id": player, "started_at": utc(cursor)}
             if gone is not None and gone[:2] == (player, deal_no):
                 at = cursor + timedelta(seconds=gone[2])
                 back = None if gone[3] is None else at + timedelta(seconds=gone[3])
                 off = {"type": "ff.disconnect", "match_id": match_id, "player_id": player}
-                off |= {"disconnected_at": _utc(at)}
+                off |= {"disconnected_at": utc(at)}
                 if back is not None:
-                    off["reconnected_at"] = _utc(back)
+                    off["reconnected_at"] = utc(back)
                 disconnect_lines.append(off)
                 if back is None or gone[3] > FORFEIT_AFTER_S:  # forfeit: the match ends
                     ended = at + timedelta(seconds=FORFEIT_AFTER_S + rng.randint(0, 3))
@@ -168,16 +171,16 @@ def _match_lines(
                     continue
                 seconds = int((back - cursor).total_seconds()) + rng.randint(10, 60)
             if seconds is not None:
-                row |= {"finished_at": _utc(cursor + timedelta(seconds=seconds))}
+                row |= {"finished_at": utc(cursor + timedelta(seconds=seconds))}
                 row |= {"points_made": made, "points_conceded": conceded}
             deal_lines.append(row)
             ends.append(cursor + timedelta(seconds=seconds if seconds is not None else 300))
         if ended is not None:  # a forfeit: the later deals are not played
             break
         cursor = max(ends) + timedelta(seconds=rng.randint(2, 15))
-    match["ended_at"] = _utc(ended if ended is not None else cursor)
-    lines = [_dumps(match)] + [_dumps(r) for r in deal_lines]
-    return lines + [_dumps(r) for r in disconnect_lines]
+    match["ended_at"] = utc(ended if ended is not None else cursor)
+    lines = [dumps(match)] + [dumps(r) for r in deal_lines]
+    return lines + [dumps(r) for r in disconnect_lines]
 
 
 def _corrupted(rng: random.Random, lines: list[str]) -> list[str]:
@@ -202,7 +205,7 @@ def _corrupted(rng: random.Random, lines: list[str]) -> list[str]:
             del rec["player_b"]
         else:  # reason: unknown type 'ff.chat'
             rec = {"type": "ff.chat", "match_id": rec["match_id"], "text": "bien joué"}
-        out.append(_dumps(rec))
+        out.append(dumps(rec))
     return out
 
 
@@ -307,7 +310,7 @@ def ff_frames(
     match_of_row = np.repeat(played, DEALS * 2)
     deal_no = np.tile(np.repeat(np.arange(1, DEALS + 1), 2), m)
     side_b = np.tile(np.array([False, True]), m * DEALS)
-    attack = (match_type[match_of_row] != 0) | (deal_no > 12)
+    attack = (match_type[match_of_row] != 0) | (deal_no > DEALS - CLASSIQUE_ATTACK)
     limit = np.where(attack, LIMIT_S["attack"], LIMIT_S["defense"])
     u = rng.random(rows)
     seconds = np.clip(rng.normal(np.where(attack, 110, 80), 30), 15, limit - 1).astype(np.int64)
@@ -318,9 +321,9 @@ def ff_frames(
     contract = rng.integers(8, 17, m * DEALS).repeat(2) * 10  # same contract at both tables
     cards = np.clip(rng.normal(np.where(attack, 100, 62), 25), 0, CARD_POINTS).astype(np.int64)
     taker_cards = np.where(attack, cards, CARD_POINTS - cards)
-    made_it = taker_cards >= np.maximum(contract, 82)
+    made_it = taker_cards >= np.maximum(contract, MIN_TO_MAKE)
     taker_pts = np.where(made_it, taker_cards + contract, 0)
-    defense_pts = np.where(made_it, CARD_POINTS - taker_cards, 160 + contract)
+    defense_pts = np.where(made_it, CARD_POINTS - taker_cards, FAILED_BASE + contract)
     points_made = np.where(attack, taker_pts, defense_pts)
     points_conceded = np.where(attack, defense_pts, taker_pts)
     players_of_row = pl.when(pl.Series(side_b)).then(

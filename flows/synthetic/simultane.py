@@ -6,9 +6,10 @@ What the logs look like (so that the pipeline meets every case of simultane.md):
   UTC offset, the other timestamps in UTC), each of 8 to 20 deals;
 - a subset of the players in each tournament (each player has an activity level), one `BOT`
   row per deal (`is_bot` true), every human plays the deals one after the other;
-- contrée deal scores that follow the game's scoring (`contree_score`): the same cards on
-  every table (`Hand`), so the humans' scores vary around the bot's on the same deal;
-- time-outs (status `timeout`, or `finished` with `finished_at` beyond 300 s), disconnections,
+- contrée deal scores that follow the game's scoring (`contree.contree_score`): the same cards
+  on every table (`contree.Hand`), so the humans' scores vary around the bot's on the same deal;
+- time-outs (status `timeout`, or `finished` with `finished_at` beyond the deal time limit of
+  `SimultaneOptions`, 300 s), disconnections,
   quits (the player's later deals missing), now and then a bot row that did not finish (a deal
   with no reference);
 - a few corrupted lines per day (`CORRUPTIONS`), each one known with the reason the
@@ -21,26 +22,18 @@ time (a deal starts when the previous one ends) and a quit ends the player's tou
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
+from datetime import date, datetime, time, timedelta
 
-PARIS = ZoneInfo("Europe/Paris")
+from flows.synthetic.contree import play_table, random_hand
+from flows.synthetic.platform import BOT, PARIS, dumps, player_ids, utc
+from transforms.simultane.options import SimultaneOptions
+
 TOURNAMENT_HOURS = (time(10), time(14), time(18), time(21))  # Paris time
 HOUR_ATTENDANCE = (0.55, 0.75, 1.0, 0.9)  # share of a player's activity at each hour
 DEALS_PER_TOURNAMENT = (8, 20)
-BOT = "BOT"
-
-CARD_POINTS = 162  # 152 in the cards + 10 "dix de der"
-BELOTE = 20
-CAPOT = 250
-FAILED_BASE = 160  # a failed contract gives the defenders 160 + the contract
-MIN_TO_MAKE = 82  # the taker must also take more than half of the card points
-SUITS = "♠♥♦♣"
-COINCHE_TEXT = {1: "", 2: " X", 4: " XX"}  # contré doubles, surcontré quadruples
-DEAL_TIME_LIMIT_S = 300
+DEAL_TIME_LIMIT_S = SimultaneOptions().deal_time_limit_s
 
 CORRUPTIONS = (
     "invalid_json",
@@ -51,116 +44,6 @@ CORRUPTIONS = (
     "duplicate_line",
     "conflicting_duplicate",
 )
-
-
-# --- contrée scoring -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Contract:
-    """A contract of one table: `value` 80..160 or 250 (capot), None when all four passed."""
-
-    value: int | None
-    taker: str = "NS"  # side that took: "NS" or "EW"
-    coinche: int = 1  # 1, 2 (contré) or 4 (surcontré)
-
-
-def contract_made(contract: Contract, taker_card_points: int, belote: str | None) -> bool:
-    """Capot: all the tricks (162). Else the contract and more than half, belote included."""
-    if contract.value == CAPOT:
-        return taker_card_points == CARD_POINTS
-    total = taker_card_points + (BELOTE if belote == "taker" else 0)
-    return total >= max(contract.value, MIN_TO_MAKE)
-
-
-def contree_score(
-    contract: Contract, taker_card_points: int, belote: str | None = None
-) -> tuple[int, int]:
-    """(taker side's points, defenders' points) of one deal.
-
-    `belote` is None, "taker" or "defense" (who announced it). Made: the taker's side scores
-    its card points + the contract (× 2 contré, × 4 surcontré), the defenders their card
-    points; belote +20 to its side. Failed: the taker's side 0, the defenders 160 + the
-    contract (× coinche) + the belote. All passed: 0 / 0.
-    """
-    if contract.value is None:
-        return 0, 0
-    if not 0 <= taker_card_points <= CARD_POINTS:
-        raise ValueError(f"card points {taker_card_points} out of range 0..{CARD_POINTS}")
-    stake = contract.value * contract.coinche
-    if contract_made(contract, taker_card_points, belote):
-        taker = taker_card_points + stake + (BELOTE if belote == "taker" else 0)
-        defense = CARD_POINTS - taker_card_points + (BELOTE if belote == "defense" else 0)
-        return taker, defense
-    return 0, FAILED_BASE + stake + (BELOTE if belote else 0)
-
-
-@dataclass(frozen=True)
-class Hand:
-    """The cards of one deal, the same on every table, seen from North-South."""
-
-    ns_card_points: float  # what N-S take with ordinary play, 0..162
-    belote: str | None  # "NS" / "EW" holds belote in its natural trump, or None
-    trump: str
-
-
-def random_hand(rng: random.Random) -> Hand:
-    ns = min(max(rng.gauss(81, 38), 0.0), float(CARD_POINTS))
-    natural_taker = "NS" if ns >= 81 else "EW"
-    r = rng.random()
-    belote = natural_taker if r < 0.25 else ("EW" if natural_taker == "NS" else "NS")
-    return Hand(ns, belote if r < 0.35 else None, rng.choice(SUITS))
-
-
-def _card_points(x: float) -> int:
-    """Realistic card points of a side: 0 (no trick), 162 (all) or 10..152."""
-    if x <= 4:
-        return 0
-    if x >= CARD_POINTS - 4:
-        return CARD_POINTS
-    return min(max(round(x), 10), CARD_POINTS - 10)
-
-
-def play_table(
-    rng: random.Random, hand: Hand, skill: float = 0.0, noise: float = 12.0
-) -> tuple[int, int, str]:
-    """One table's result for South: (points_made, points_conceded, contract text).
-
-    `skill` shifts the card points N-S take; `noise` is how far the bidding and the play
-    wander from the cards' value.
-    """
-    expected = hand.ns_card_points + skill
-    if abs(expected - 81) < 15 and rng.random() < 0.2:
-        return 0, 0, "passe"
-    seen = expected + rng.gauss(0, noise)
-    taker = "NS" if seen >= 81 else "EW"
-    taker_seen = seen if taker == "NS" else CARD_POINTS - seen
-    if taker_seen >= 150 and rng.random() < 0.35:
-        value = CAPOT
-    else:
-        value = min(max(int(taker_seen // 10) * 10, 80), 160)
-    r = rng.random()
-    coinche = 4 if r < 0.02 else 2 if r < 0.10 else 1
-    contract = Contract(value, taker, coinche)
-    ns_cards = _card_points(expected + rng.gauss(0, noise))
-    taker_cards = ns_cards if taker == "NS" else CARD_POINTS - ns_cards
-    natural = "NS" if hand.ns_card_points >= 81 else "EW"
-    belote = None
-    if hand.belote is not None and taker == natural:
-        belote = "taker" if hand.belote == taker else "defense"
-    taker_points, defense_points = contree_score(contract, taker_cards, belote)
-    trump = hand.trump if taker == natural else rng.choice(SUITS.replace(hand.trump, ""))
-    seat = rng.choice(("N", "S") if taker == "NS" else ("E", "W"))
-    shown = "capot" if value == CAPOT else str(value)
-    text = f"{shown}{trump} {seat}{COINCHE_TEXT[coinche]}"
-    if taker == "NS":
-        return taker_points, defense_points, text
-    return defense_points, taker_points, text
-
-
-def contree_deal_score(rng: random.Random) -> tuple[int, int, str]:
-    """A random deal played at one table: (points_made, points_conceded, contract text)."""
-    return play_table(rng, random_hand(rng))
 
 
 # --- the log ---------------------------------------------------------------------------------
@@ -198,19 +81,6 @@ class SimultaneLog:
         return sum(len(day.corrupt) for day in self.days)
 
 
-def player_ids(players: int) -> list[str]:
-    width = max(4, len(str(players)))
-    return [f"P{n:0{width}d}" for n in range(1, players + 1)]
-
-
-def _utc(ts: datetime) -> str:
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _dumps(obj: dict) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
 def _tournament_rows(
     rng: random.Random, tournament_id: str, start: datetime, players: list[Player]
 ) -> tuple[list[tuple[datetime, str, int, dict]], list[int]]:
@@ -231,11 +101,11 @@ def _tournament_rows(
         began = cursor
         cursor += timedelta(seconds=rng.randint(20, 60))
         record = head | {"deal_no": deal_no, "player_id": BOT, "is_bot": True}
-        record |= {"started_at": _utc(began)}
+        record |= {"started_at": utc(began)}
         if deal_no == bot_glitch:
             record |= {"status": "disconnected"}
         else:
-            record |= {"finished_at": _utc(cursor), "status": "finished"}
+            record |= {"finished_at": utc(cursor), "status": "finished"}
             record |= {"points_made": made, "points_conceded": conceded, "contract": text}
         rows.append((cursor, BOT, deal_no, record))
     for player in players:
@@ -246,7 +116,7 @@ def _tournament_rows(
             began = cursor
             seconds = max(15.0, rng.gauss(player.pace_s, player.pace_s / 3))
             record = head | {"deal_no": deal_no, "player_id": player.player_id, "is_bot": False}
-            record |= {"started_at": _utc(began)}
+            record |= {"started_at": utc(began)}
             r = rng.random()
             if deal_no == quit_at:
                 cursor += timedelta(seconds=rng.randint(5, 200))
@@ -261,7 +131,7 @@ def _tournament_rows(
                 if r < 0.016:  # finished, but after the time limit: unfinished for scoring
                     seconds = rng.randint(DEAL_TIME_LIMIT_S + 1, DEAL_TIME_LIMIT_S + 120)
                 cursor += timedelta(seconds=round(seconds))
-                record |= {"finished_at": _utc(cursor), "status": "finished"}
+                record |= {"finished_at": utc(cursor), "status": "finished"}
                 record |= {"points_made": made, "points_conceded": conceded, "contract": text}
             rows.append((cursor, player.player_id, deal_no, record))
             if deal_no == quit_at:
@@ -273,7 +143,7 @@ def _tournament_rows(
 
 def _corrupt_day(rng: random.Random, day: date, records: list[dict], kinds: list[str]) -> DayLog:
     """Lines of one day with the given corruptions; the bot rows are left intact."""
-    entries: list[list] = [[_dumps(r), None, None, r] for r in records]  # text, kind, reason, rec
+    entries: list[list] = [[dumps(r), None, None, r] for r in records]  # text, kind, reason, rec
     humans = [i for i, r in enumerate(records) if not r["is_bot"]]
     finished = [i for i in humans if records[i]["status"] == "finished"]
     used: set[int] = set()
@@ -295,13 +165,13 @@ def _corrupt_day(rng: random.Random, day: date, records: list[dict], kinds: list
             rec = dict(records[i])
             name = rng.choice(("tournament_id", "started_at", "player_id", "points_made"))
             del rec[name]
-            entries[i][:3] = [_dumps(rec), kind, f"missing field {name}"]
+            entries[i][:3] = [dumps(rec), kind, f"missing field {name}"]
         elif kind == "negative_points":
             i = pick(finished)
             rec = dict(records[i])
             name = rng.choice(("points_made", "points_conceded"))
             rec[name] = -(rec[name] or 10)
-            entries[i][:3] = [_dumps(rec), kind, f"negative {name.replace('_', ' ')}"]
+            entries[i][:3] = [dumps(rec), kind, f"negative {name.replace('_', ' ')}"]
         elif kind == "wrong_type":
             i = pick(humans)
             rec = dict(records[i])
@@ -313,13 +183,13 @@ def _corrupt_day(rng: random.Random, day: date, records: list[dict], kinds: list
             else:
                 stamp = datetime.fromisoformat(rec[name]).timestamp()
                 rec[name], reason = int(stamp), "field started_at must be an ISO-8601 timestamp"
-            entries[i][:3] = [_dumps(rec), kind, reason]
+            entries[i][:3] = [dumps(rec), kind, reason]
         elif kind == "unknown_type":
             i = rng.randrange(len(records))
             rec = records[i]
             chat = {"type": "simultane.chat", "tournament_id": rec["tournament_id"]}
             chat |= {"player_id": rec["player_id"], "at": rec["started_at"], "text": "bien joué"}
-            inserts.append((i, [_dumps(chat), kind, "unknown type 'simultane.chat'", None]))
+            inserts.append((i, [dumps(chat), kind, "unknown type 'simultane.chat'", None]))
         elif kind == "duplicate_line":
             i = pick(humans)  # the original stays valid; its copy is re-sent later
             later = rng.randint(i, len(records) - 1)
@@ -329,7 +199,7 @@ def _corrupt_day(rng: random.Random, day: date, records: list[dict], kinds: list
             rec = dict(records[i])
             rec["points_made"] += 10
             later = rng.randint(i, len(records) - 1)
-            inserts.append((later, [_dumps(rec), kind, ("conflict", id(entries[i])), None]))
+            inserts.append((later, [dumps(rec), kind, ("conflict", id(entries[i])), None]))
     for after, entry in sorted(inserts, key=lambda x: x[0], reverse=True):
         entries.insert(after + 1, entry)
     line_of = {id(e): n for n, e in enumerate(entries, start=1)}

@@ -1,21 +1,22 @@
 """`duplirank generate`: write realistic synthetic raw logs, one JSON Lines file per day and game.
 
 Files are named `<game>-YYYY-MM-DD.jsonl` (`simultane`, `ff`, `bridge`); every other day is
-gzipped (`.jsonl.gz`, with mtime 0 so the bytes are reproducible). The Simultané logs come from
-`flows.generate_simultane`; the Face-à-Face and bridge logs from `flows.generate_face_a_face`
-and `flows.generate_bridge` when those modules are importable (they are optional here).
+gzipped (`.jsonl.gz`, with mtime 0 so the bytes are reproducible). The logs of each game come
+from its module: `simultane`, `face_a_face`, `bridge`. The committed sample `data/sample/` is
+`generate(out, players=40, days=3, seed=1, start=2026-10-30)` (a test checks it byte for byte).
 """
 
 from __future__ import annotations
 
 import gzip
-import importlib
 import json
-from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
-from flows.generate_simultane import PARIS, player_ids, simultane_log
+from flows.synthetic.bridge import bridge_lines
+from flows.synthetic.face_a_face import ff_lines
+from flows.synthetic.platform import PARIS, player_ids
+from flows.synthetic.simultane import simultane_log
 
 # fields that date a record, in order of preference, and the ids that tie records to it
 DATE_FIELDS = (
@@ -27,16 +28,6 @@ DATE_FIELDS = (
     "disconnected_at",
 )
 ID_FIELDS = ("match_id", "event_id", "tournament_id")
-
-
-def _optional(module: str, name: str) -> Callable | None:
-    """`module.name`, or None when the module does not exist (yet)."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ModuleNotFoundError as err:  # a failing import inside that module still shows
-        if err.name != module:
-            raise
-        return None
 
 
 def _day_of(value: str) -> date | None:
@@ -91,14 +82,10 @@ def generate(out: Path, players: int, days: int, seed: int, start: date) -> list
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     per_game: dict[str, dict[date, list[str]]] = {
-        "simultane": {d.day: d.lines for d in simultane_log(seed, players, start, days).days}
+        "simultane": {d.day: d.lines for d in simultane_log(seed, players, start, days).days},
+        "ff": split_by_day(ff_lines(seed, player_ids(players), start, days), start),
+        "bridge": split_by_day(bridge_lines(seed, days, start, days), start),
     }
-    ff_lines = _optional("flows.generate_face_a_face", "ff_lines")
-    if ff_lines is not None:
-        per_game["ff"] = split_by_day(ff_lines(seed, player_ids(players), start, days), start)
-    bridge_lines = _optional("flows.generate_bridge", "bridge_lines")
-    if bridge_lines is not None:
-        per_game["bridge"] = split_by_day(bridge_lines(seed, days, start, days), start)
     written = []
     for game, by_day in per_game.items():
         for day in sorted(by_day):

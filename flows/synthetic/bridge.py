@@ -17,8 +17,9 @@ from datetime import date, timedelta
 
 import polars as pl
 
-from transforms.bridge.boards import VULNERABILITY
+from transforms.bridge.boards import board_vulnerability
 from transforms.bridge.contracts import with_score_ns
+from transforms.bridge.options import MP_METHODS
 
 METHOD_WEIGHTS = {
     "matchpoints": 50,
@@ -89,7 +90,7 @@ def bridge_records(
                 event["options"] = options
         records.append(event)
         sections = 2 if tables >= 16 and rng.random() < 0.2 else 1
-        deals = [_deal(rng, board) for board in range(1, rounds * per_round + 1)]
+        deals = [_deal(rng) for _ in range(rounds * per_round)]
         for r in range(rounds):
             for t in range(tables):
                 section = None if sections == 1 else ("A" if t < tables // 2 else "B")
@@ -138,7 +139,7 @@ def _options(rng: random.Random, method: str) -> dict | None:
     return None
 
 
-def _deal(rng: random.Random, board: int) -> tuple[str, int, str]:
+def _deal(rng: random.Random) -> tuple[str, int, str]:
     """The board's most usual contract: (NS or EW declaring, level, strain); level 0 = pass."""
     side = rng.choice(("NS", "EW"))
     draw = rng.random()
@@ -195,9 +196,9 @@ def _fill_scores(results: list[dict]) -> None:
             "contract": [r["contract"] for r in marked],
             "declarer": [r["declarer"] for r in marked],
             "result": [r["result"] for r in marked],
-            "vulnerable": [VULNERABILITY[(r["board"] - 1) % 16] for r in marked],
+            "board": [r["board"] for r in marked],
         }
-    )
+    ).with_columns(board_vulnerability(pl.col("board")).alias("vulnerable"))
     scores = with_score_ns(frame)["score_ns"]
     for record, value in zip(marked, scores.to_list(), strict=True):
         if record.pop("_score_only", False):
@@ -221,7 +222,7 @@ def _penalties(rng: random.Random, event_id: str, method: str, tables: int) -> l
         }
         if rng.random() < 0.5:
             penalty["board"] = rng.randint(1, 9)
-        imp_event = method not in ("matchpoints", "three_tables")
+        imp_event = method not in MP_METHODS
         if imp_event and rng.random() < 0.9:
             penalty["amount"] = rng.choice((1, 2, 3))
         if rng.random() < 0.3:

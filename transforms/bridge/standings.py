@@ -1,0 +1,171 @@
+"""Standings (bridge.md, "Standings"): each pair's total over its boards, the maximum where
+meaningful, the percentage for the matchpoint methods, penalties applied, and the rank (equal
+totals share a rank) per event and section. IMP methods total by round first: a positive round
+total is capped at cap_base + boards in the round (Butler, Sunday Times, unless `bog`) or
+converted to VP (`vp`).
+
+Pairs are grouped by their integer keys (`frames`) and get their names back at the end.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.bridge.frames import hundredths, packed, packed_bounds
+from transforms.bridge.options import MP_METHODS, ROUND_CAP_METHODS, BridgeOptions
+from transforms.bridge.rounds import PAIR_KEY
+from transforms.bridge.vp import add_vp
+
+STANDINGS_SCHEMA: dict[str, pl.DataType] = {
+    "month": pl.String(),
+    "event_id": pl.String(),
+    "section": pl.String(),
+    "pair": pl.String(),
+    "method": pl.String(),
+    "total": pl.Float64(),
+    "max": pl.Float64(),
+    "pct": pl.Float64(),
+    "rank": pl.Int64(),
+    "imps": pl.Float64(),
+    "vp": pl.Float64(),
+    "penalties": pl.Float64(),
+    "boards": pl.Int64(),
+}
+
+IMP_DIGITS = 12  # IMP sums are rounded to 1e-12: float noise off, fractions kept
+
+
+def pair_standings(
+    pair_boards: pl.LazyFrame,
+    scored: pl.DataFrame,
+    penalty_totals: pl.LazyFrame,
+    opts: BridgeOptions,
+) -> pl.LazyFrame:
+    """`bridge_standings` rows from the pair × board rows (with rounds) of the scored lines
+    `scored`, and the penalties per event and pair (`penalties_x100`)."""
+    mp, vp = opts.method in MP_METHODS, opts.converts_to_vp
+    # the totals stream over the pair rows (the board results are materialised once, by the
+    # caller's collect)
+    if mp:
+        # a board a method leaves unscored (three_tables) counts neither in the total nor in
+        # the maximum, nor as a real score
+        totals = pair_boards.group_by(PAIR_KEY).agg(
+            pl.col("row").first(),
+            pl.len().cast(pl.Int64).alias("boards"),
+            pl.col("mp_x100").count().cast(pl.Int64).alias("scored_boards"),
+            (pl.col("real") & pl.col("mp_x100").is_not_null()).sum().alias("real_boards"),
+            pl.col("mp_x100").sum().alias("total_x100"),
+            pl.col("top_x100").max().alias("top_x100"),
+        )
+    else:
+        totals = _imp_totals(pair_boards, _round_key(scored), opts, vp)
+    totals = _with_pair_names(totals.collect(), scored)
+    return _standings(totals.lazy(), penalty_totals, mp, vp, opts.method)
+
+
+def _round_key(scored: pl.DataFrame) -> pl.Expr:
+    """One key per (pair, round) of the pair rows of `scored`. A round number is at most the
+    largest of the given rounds, of the board numbers (rounds from boards per round) and of the
+    number of lines (rounds counted from opponent changes)."""
+    if not scored.schema["ns_key"].is_integer():
+        return pl.struct(PAIR_KEY, "round").alias("round_key")
+    columns = [pl.col(name) for name in ("ns_key", "ew_key", "round", "board")]
+    ns, ew, rounds, boards = packed_bounds(scored, columns)
+    pair = (min(ns[0], ew[0]), max(ns[1], ew[1]))
+    most = max(rounds[1], boards[1], scored.height)
+    return packed([pl.col(PAIR_KEY), pl.col("round")], [pair, (0, most)], "round_key")
+
+
+def _imp_totals(
+    pair_boards: pl.LazyFrame, round_key: pl.Expr, opts: BridgeOptions, vp: bool
+) -> pl.LazyFrame:
+    """Per pair: the round totals (capped at cap_base + boards, or converted to VP), summed."""
+    rounds = pair_boards.group_by(round_key).agg(
+        pl.col(PAIR_KEY).first(),
+        pl.col("row").first(),
+        pl.len().cast(pl.Int64).alias("boards"),
+        pl.col("real").sum().alias("real_boards"),
+        # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
+        # depends on the summing order; rounded off so totals, caps and VP are exact
+        pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
+    )
+    capped = opts.method in ROUND_CAP_METHODS and not opts.bog and not vp
+    if capped:
+        rounds = rounds.with_columns(
+            pl.min_horizontal("imps", opts.cap_base + pl.col("boards")).alias("imps")
+        )
+    if vp:
+        rounds = add_vp(rounds)
+    else:
+        rounds = rounds.with_columns(pl.lit(None, pl.Int64).alias("vp_x100"))
+    return rounds.group_by(PAIR_KEY).agg(
+        pl.col("row").first(),
+        pl.col("boards").sum(),
+        pl.col("real_boards").sum(),
+        pl.col("imps").sum().round(IMP_DIGITS),
+        hundredths(pl.col("vp_x100").sum()).alias("vp")
+        if vp
+        else pl.lit(None, pl.Float64).alias("vp"),
+        pl.len().cast(pl.Int64).alias("rounds"),
+    )
+
+
+def _with_pair_names(totals: pl.DataFrame, scored: pl.DataFrame) -> pl.DataFrame:
+    """Totals grouped by a pair's integer key get the pair's names back from one of its rows
+    (`row` = 2 × scored line + 1 for the EW side): a gather, much cheaper than carrying the
+    texts through the group-bys."""
+    rows = totals["row"]
+    names = scored.select("event_id", "section", "month", "ev", "ns_pair", "ew_pair")[rows // 2]
+    pair = pl.when(rows % 2 == 0).then(pl.col("ns_pair")).otherwise(pl.col("ew_pair"))
+    names = names.with_columns(pair.alias("pair")).drop("ns_pair", "ew_pair")
+    return pl.concat([totals.drop("row"), names], how="horizontal")
+
+
+def _standings(
+    totals: pl.LazyFrame, penalty_totals: pl.LazyFrame, mp: bool, vp: bool, method: str
+) -> pl.LazyFrame:
+    """Pairs with at least one real score (a pair with only artificial scores is a phantom or a
+    sit-out and is not ranked); equal totals share a rank."""
+    frame = (
+        totals.filter(pl.col("real_boards") > 0)
+        .join(penalty_totals, on=["event_id", "pair"], how="left")
+        .with_columns(pl.col("penalties_x100").fill_null(0))
+    )
+    group = ["ev", "section"]
+    if mp:
+        total_x100 = pl.col("total_x100") + pl.col("penalties_x100")
+        most = pl.col("scored_boards") * pl.col("top_x100")
+        # % to 0.01, half up, exactly: 10000·total / max
+        pct_x100 = (2 * 10000 * total_x100 + most) // (2 * most)
+        frame = frame.with_columns(
+            hundredths(total_x100).alias("total"),
+            hundredths(most).alias("max"),
+            hundredths(pct_x100).alias("pct"),
+            total_x100.rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
+            pl.lit(None, pl.Float64).alias("imps"),
+            pl.lit(None, pl.Float64).alias("vp"),
+        )
+    else:
+        base = pl.col("vp") if vp else pl.col("imps")
+        total = base + pl.col("penalties_x100") / 100
+        frame = frame.with_columns(
+            total.alias("total"),
+            (20.0 * pl.col("rounds") if vp else pl.lit(None, pl.Float64)).alias("max"),
+            pl.lit(None, pl.Float64).alias("pct"),
+            total.round(6).rank("min", descending=True).over(group).cast(pl.Int64).alias("rank"),
+        )
+    return frame.select(
+        "month",
+        "event_id",
+        "section",
+        "pair",
+        pl.lit(method).alias("method"),
+        "total",
+        "max",
+        "pct",
+        "rank",
+        "imps",
+        "vp",
+        hundredths(pl.col("penalties_x100")).alias("penalties"),
+        "boards",
+    )
