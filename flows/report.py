@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flows.query import format_frame, run_sql
 from flows.errors import UserError
+from flows.query import format_frame, run_sql
 from transforms.sql_models import model_sql
 
 # (title, the table it reads, its query: sql/reports/<name>.sql)
