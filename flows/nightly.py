@@ -9,7 +9,6 @@ cached (a cache keyed on inputs would return stale results when a partition's fi
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import functools
 from datetime import date
@@ -18,14 +17,11 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed
 
-from flows import progress
 from flows.artifacts import publish_artifacts
 from flows.errors import UserError
-from flows.settings import Settings
-from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step
-from flows.steps.plan import backfill_partitions, first_month
-from flows.storage.warehouse import Warehouse, new_run_id
-from transforms.calendar import month_of
+from flows.runs import Runner, Summary, backfill_run, ingest_run, nightly_run
+from flows.settings import Settings, load_settings
+from flows.steps import STEPS, StepContext, ingest_step
 
 TRANSIENT = {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED, errno.EIO,
              errno.EBUSY, errno.EINTR}  # fmt: skip
@@ -61,58 +57,11 @@ def history_task(ctx: StepContext, competition: str, first: str) -> list[dict]:
     return STEPS[competition].history(ctx, first)
 
 
-@dataclasses.dataclass
-class Summary:
-    run_id: str
-    ingest: object | None = None  # flows.ingest.IngestResult
-    rebuilt: dict[str, list[str]] = dataclasses.field(default_factory=dict)
-    published: bool = False
-
-    def text(self) -> str:
-        lines = []
-        if self.ingest is not None:
-            lines.append(self.ingest.summary_line())
-        for competition, parts in sorted(self.rebuilt.items()):
-            if parts:
-                lines.append(f"{competition}: rescored partitions {', '.join(parts)}")
-        if not any(self.rebuilt.values()):
-            lines.append("no partition to rescore")
-        lines.append("published a new version" if self.published else "nothing new to publish")
-        return "\n".join(lines)
-
-
-def rebuild(
-    ctx: StepContext, plan: dict[str, list[str]], floor: str | None = None
-) -> tuple[list[dict], dict[str, list[str]]]:
-    """Rescore the partitions of each competition, then their history tables; returns the
-    operations (published by the caller's one commit) and what was rescored."""
-    futures = {
-        competition: [month_task.submit(ctx, competition, p) for p in parts]
-        for competition, parts in sorted(plan.items())
-        if parts
-    }  # every partition of every competition may run at once (a Dask cluster, threads)
-    ops: list[dict] = []
-    rebuilt: dict[str, list[str]] = {}
-    for competition, submitted in futures.items():
-        parts = plan[competition]
-        month_ops: list[dict] = []
-        with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
-            for part, future in zip(parts, submitted, strict=True):
-                bar.update(detail=part)
-                month_ops += future.result()
-                bar.advance()
-            bar.update(detail="")
-        ops += month_ops
-        if STEPS[competition].history is not None:
-            first = first_month(parts, floor)
-            with progress.stage(f"history {competition}") as bar:
-                bar.update(detail=f"from {first}")
-                history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
-                ops += history_task(history_ctx, competition, first)
-        rebuilt[competition] = parts
-    for competition, parts in rebuilt.items():
-        ops.append({"op": "clean", "competition": competition, "months": parts})
-    return ops, rebuilt
+PREFECT = Runner(
+    ingest=ingest_task,
+    month=lambda ctx, competition, part: month_task.submit(ctx, competition, part),
+    history=history_task,
+)
 
 
 USER_ERROR = "user error: "
@@ -133,49 +82,24 @@ def _user_errors_as_state(fn):
 
 @flow(name="nightly", log_prints=False)
 @_user_errors_as_state
-def nightly_flow(settings: Settings, as_of: date | None = None) -> Summary:
-    """Ingest what is new in the landing folder, rescore the partitions it touches, publish."""
-    landing = settings.landing
-    if landing.is_file():
-        raise UserError(f"landing {landing} is a file; give the folder the servers drop logs into")
-    if not landing.is_dir():
-        raise UserError(f"landing folder {landing} does not exist")
-    summary = Summary(new_run_id())
-    wh = Warehouse(settings.warehouse)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        ctx = StepContext(settings, summary.run_id, as_of)
-        with progress.stage("ingest", unit="files") as bar:
-            summary.ingest, ops = ingest_task(ctx)
-            progress.count_ingest(bar, summary.ingest)
-        tx.extend(ops)
-        dirty = wh.manifest(tx.ops)["dirty"]
-        plan = {c: dirty.get(c, []) for c in COMPETITIONS}
-        ops, summary.rebuilt = rebuild(ctx.with_pending(tx.ops), plan)
-        tx.extend(ops)
-        if as_of is not None and not summary.rebuilt.get("simultane"):
-            # % actuel and in_window move with the date even without new data
-            first = month_of(as_of, settings.timezone)
-            tx.extend(history_task(ctx.with_pending(tx.ops), "simultane", first))
-        summary.published = bool(tx.ops)
+def nightly_flow(settings: Settings | None = None, as_of: date | None = None) -> Summary:
+    """Ingest what is new in the landing folder, rescore the partitions it touches, publish.
+    With no `settings` (a deployment), they come from the environment (`DUPLIRANK_…`)."""
+    settings = settings or load_settings()
+    summary = nightly_run(settings, as_of, PREFECT)
     publish_artifacts(summary, settings, "nightly")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
 
 @flow(name="backfill", log_prints=False)
 @_user_errors_as_state
-def backfill_flow(settings: Settings, first: str, last: str, as_of: date | None = None) -> Summary:
+def backfill_flow(
+    first: str, last: str, settings: Settings | None = None, as_of: date | None = None
+) -> Summary:
     """Recompute months first..last of every competition from bronze (every partition that can
     hold a record published in those months, whatever the settings)."""
-    summary = Summary(new_run_id())
-    wh = Warehouse(settings.warehouse)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        ctx = StepContext(settings, summary.run_id, as_of)
-        plan = backfill_partitions(ctx, first, last)
-        if not any(plan.values()):
-            raise UserError(f"no bronze data between {first} and {last} in {wh.store.url}")
-        ops, summary.rebuilt = rebuild(ctx, plan, floor=first)
-        tx.extend(ops)
-        summary.published = bool(tx.ops)
+    settings = settings or load_settings()
+    summary = backfill_run(settings, first, last, as_of, PREFECT)
     publish_artifacts(summary, settings, "backfill")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
@@ -197,18 +121,6 @@ def _run(flow_fn, **kwargs):
     if state.is_failed() and (state.message or "").startswith(USER_ERROR):
         raise UserError(state.message[len(USER_ERROR) :])
     return state.result()
-
-
-def run_ingest(settings: Settings, paths, run_id: str | None = None) -> Summary:
-    """`duplirank ingest`: validate and load files into bronze, publish, mark partitions dirty
-    (the next nightly rebuilds them)."""
-    summary = Summary(run_id or new_run_id())
-    wh = Warehouse(settings.warehouse)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        summary.ingest, ops = ingest_step(StepContext(settings, summary.run_id), list(paths))
-        tx.extend(ops)
-        summary.published = bool(tx.ops)
-    return summary
 
 
 def serve(settings: Settings) -> None:
@@ -233,5 +145,7 @@ def serve(settings: Settings) -> None:
         parameters={"settings": settings.model_dump(mode="json")},
     )
 
+
+run_ingest = ingest_run  # `duplirank ingest` needs no Prefect
 
 __all__ = ["Summary", "backfill", "nightly", "run_ingest", "serve"]

@@ -9,7 +9,7 @@ import shutil
 import polars as pl
 import pytest
 
-from flows.nightly import backfill, nightly
+from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
 
@@ -73,9 +73,9 @@ def landing(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def defaults(harness, landing, tmp_path_factory):
+def defaults(landing, tmp_path_factory):
     root = tmp_path_factory.mktemp("defaults")
-    nightly(Settings(warehouse=root, landing=landing))
+    nightly_run(Settings(warehouse=root, landing=landing))
     return root
 
 
@@ -89,7 +89,7 @@ def test_a_backfill_after_a_longer_cancel_limit_keeps_the_match(defaults, landin
     root = tmp_path / "wh"
     shutil.copytree(defaults, root, symlinks=True)
     longer = Settings(warehouse=root, landing=landing, face_a_face={"cancel_after_min": 15})
-    backfill(longer, "2026-01", "2026-02")
+    backfill_run(longer, "2026-01", "2026-02")
     assert match_row(root) == {"month": "2026-02", "status": "played"}
     wh = Warehouse(root)
     deals = wh.scan("ff_deal_results").filter(pl.col("match_id") == "JAN31").collect()
@@ -115,10 +115,10 @@ def test_a_backfill_after_a_decision_change_equals_a_fresh_run(
     defaults, landing, tmp_path, changes
 ):
     fresh = tmp_path / "fresh"
-    nightly(Settings(warehouse=fresh, landing=landing, **changes))
+    nightly_run(Settings(warehouse=fresh, landing=landing, **changes))
     root = tmp_path / "backfilled"
     shutil.copytree(defaults, root, symlinks=True)
-    backfill(Settings(warehouse=root, landing=landing, **changes), "2026-01", "2026-11")
+    backfill_run(Settings(warehouse=root, landing=landing, **changes), "2026-01", "2026-11")
     expected, got = snapshot(fresh), snapshot(root)
     assert_same(got, expected, PUBLISHED[:-1])  # quarantine: the same, read at other times
     assert any(not got[t].equals(snapshot(defaults)[t]) for t in PUBLISHED), "no effect?"

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.nightly import backfill, nightly
+from flows.nightly import nightly
+from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
 from tests_support import ORACLES
@@ -149,7 +150,7 @@ def test_running_the_same_nightly_twice_gives_identical_tables(sample_warehouse,
     before = snapshot(sample_warehouse)
     copy = tmp_path / "again"
     shutil.copytree(sample_warehouse, copy)
-    summary = nightly(Settings(warehouse=copy, landing=SAMPLE))
+    summary = nightly_run(Settings(warehouse=copy, landing=SAMPLE))
     assert all(f.status == "already_ingested" for f in summary.ingest.files)
     after = snapshot(copy)
     assert_same(after, before, PUBLISHED)
@@ -159,9 +160,9 @@ def test_backfilling_a_month_twice_gives_identical_tables(sample_warehouse, tmp_
     copy = tmp_path / "bf"
     shutil.copytree(sample_warehouse, copy)
     settings = Settings(warehouse=copy, landing=SAMPLE)
-    backfill(settings, "2026-10", "2026-10")
+    backfill_run(settings, "2026-10", "2026-10")
     once = snapshot(copy)
-    backfill(settings, "2026-10", "2026-10")
+    backfill_run(settings, "2026-10", "2026-10")
     twice = snapshot(copy)
     reference = snapshot(sample_warehouse)
     assert_same(once, twice, PUBLISHED)
@@ -172,13 +173,13 @@ def test_backfilling_a_later_month_alone_gives_identical_tables(sample_warehouse
     """Elo and blocks carried from earlier months are recomputed identically."""
     copy = tmp_path / "later"
     shutil.copytree(sample_warehouse, copy)
-    summary = backfill(Settings(warehouse=copy, landing=SAMPLE), "2026-11", "2026-11")
+    summary = backfill_run(Settings(warehouse=copy, landing=SAMPLE), "2026-11", "2026-11")
     assert set(summary.rebuilt) == {"simultane", "face_a_face", "bridge"}
     assert_same(snapshot(copy), snapshot(sample_warehouse), PUBLISHED)
 
 
 def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
-    harness, sample_warehouse, tmp_path, monkeypatch
+    sample_warehouse, tmp_path, monkeypatch
 ):
     """One publication per run: a failure at the last moment leaves every table — bronze,
     quarantine and ingest log included — as it was; the next run redoes the whole night."""
@@ -192,7 +193,7 @@ def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
         if days[0] not in path.name:
             shutil.move(path, later / path.name)
     settings = Settings(warehouse=root, landing=landing)
-    nightly(settings)
+    nightly_run(settings)
     published = snapshot(root)
     version = Warehouse(root).version()
 
@@ -200,12 +201,12 @@ def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
         shutil.move(path, landing / path.name)
     monkeypatch.setenv("_DUPLIRANK_FAIL_AT", "before_swap")
     with pytest.raises(RuntimeError, match="injected failure before_swap"):
-        nightly(settings)
+        nightly_run(settings)
     monkeypatch.delenv("_DUPLIRANK_FAIL_AT")
     assert Warehouse(root).version() == version
     assert_same(snapshot(root), published, PUBLISHED)
 
-    summary = nightly(settings)  # the whole night again: ingest, rescore, publish
+    summary = nightly_run(settings)  # the whole night again: ingest, rescore, publish
     assert summary.published and Warehouse(root).manifest()["dirty"] == {}
     assert_same(snapshot(root), snapshot(sample_warehouse), PUBLISHED[:-1])
 
@@ -213,7 +214,7 @@ def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
 def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_path):
     """Months bigger than batch_rows are scored in tournament / player hash buckets."""
     root = tmp_path / "batched"
-    nightly(Settings(warehouse=root, landing=SAMPLE, batch_rows=300))
+    nightly_run(Settings(warehouse=root, landing=SAMPLE, batch_rows=300))
     files = Warehouse(root).files("simultane_deal_results", ["raw_month=2026-11"])
     assert len(files) > 3  # really split
     batched, reference = snapshot(root), snapshot(sample_warehouse)
@@ -228,13 +229,13 @@ def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_pa
     ],
 )
 def test_nightly_publishes_kops_events_exactly_as_kops_ranked_them(
-    harness, tmp_path, capsys, folder, value
+    tmp_path, capsys, folder, value
 ):
     landing = tmp_path / "landing"
     landing.mkdir()
     shutil.copy(ORACLES / folder / "results.jsonl", landing / f"{folder}.jsonl")
     root = tmp_path / "wh"
-    nightly(Settings(warehouse=root, landing=landing))
+    nightly_run(Settings(warehouse=root, landing=landing))
     published = sql(
         capsys,
         root,

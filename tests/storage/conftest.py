@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.nightly import nightly
+from flows.runs import nightly_run
 from flows.settings import Settings
 from tests.pipeline.test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
 
@@ -28,17 +28,17 @@ def split_landing(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="session")
-def states(harness, tmp_path_factory):
+def states(tmp_path_factory):
     """(warehouse after night 1, landing with both nights, tables before, tables after)."""
     tmp = tmp_path_factory.mktemp("crash")
     landing, later = split_landing(tmp)
     before = tmp / "before"
-    nightly(Settings(warehouse=before, landing=landing))
+    nightly_run(Settings(warehouse=before, landing=landing))
     for path in later.iterdir():
         shutil.move(path, landing / path.name)
     after = tmp / "after"
     shutil.copytree(before, after, symlinks=True)
-    nightly(Settings(warehouse=after, landing=landing))
+    nightly_run(Settings(warehouse=after, landing=landing))
     return before, landing, snapshot_all(before), snapshot_all(after)
 
 

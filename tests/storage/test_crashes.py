@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.nightly import nightly
+from flows.runs import nightly_run
 from flows.settings import Settings
 
 from .conftest import same, snapshot_all
@@ -53,7 +53,8 @@ def wait_group_gone(pgid: int, seconds: float = 10) -> list[int]:
     return alive
 
 
-def api_env() -> dict:
+@pytest.fixture
+def api_env(harness) -> dict:
     """The subprocess reports to the session's test server (no server start per run)."""
     from prefect.settings import PREFECT_API_URL
 
@@ -69,20 +70,20 @@ def killed_then_rerun(states, tmp_path, run) -> None:
     assert wait_group_gone(proc.pid) == []
     now = snapshot_all(root)
     assert same(now, before) or same(now, after)
-    nightly(Settings(warehouse=root, landing=landing))
+    nightly_run(Settings(warehouse=root, landing=landing))
     assert same(snapshot_all(root), after)
 
 
 @pytest.mark.parametrize("point", POINTS)
-def test_sigkill_at_each_publish_step(states, tmp_path, point):
-    env = {**api_env(), "_DUPLIRANK_CRASH_AT": point}
+def test_sigkill_at_each_publish_step(states, tmp_path, point, api_env):
+    env = {**api_env, "_DUPLIRANK_CRASH_AT": point}
     killed_then_rerun(states, tmp_path, lambda root, landing: start_nightly(root, landing, env))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_sigkill_at_a_random_moment(states, tmp_path, seed):
+def test_sigkill_at_a_random_moment(states, tmp_path, seed, api_env):
     def run(root, landing):
-        proc = start_nightly(root, landing, api_env())
+        proc = start_nightly(root, landing, api_env)
         time.sleep(random.Random(seed).uniform(0.5, 6.0))
         os.killpg(proc.pid, signal.SIGKILL)
         return proc

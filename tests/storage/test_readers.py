@@ -8,8 +8,8 @@ import threading
 
 import duckdb
 
-from flows.nightly import nightly
 from flows.query import run_sql
+from flows.runs import nightly_run
 from flows.settings import Settings
 
 # one statement reading tables written by every stage of a night: ingest (bronze, ingest log,
@@ -49,9 +49,9 @@ def test_readers_see_one_publication_at_a_time_and_old_connections_keep_working(
     reader = threading.Thread(target=read_in_a_loop)
     reader.start()
     try:
-        nightly(Settings(warehouse=root, landing=landing))
+        nightly_run(Settings(warehouse=root, landing=landing))
         after = run_sql(root, FINGERPRINT).row(0)
-        nightly(Settings(warehouse=root, landing=landing, retention_days=7))  # nothing new
+        nightly_run(Settings(warehouse=root, landing=landing, retention_days=7))  # nothing new
     finally:
         stop.set()
         reader.join()

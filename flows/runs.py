@@ -1,0 +1,168 @@
+"""What a run does — nightly, backfill, ingest — as plain functions, with or without Prefect.
+
+The order of the work lives here once; how each piece runs is given by a `Runner`: `PLAIN`
+calls the steps in this process (tests, scripts, no Prefect), `flows/nightly.py` gives Prefect
+tasks (task runs, retries on I/O, a Dask cluster). A run stages everything into one
+transaction and publishes once, at the end (`Warehouse.run`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any, Protocol
+
+from flows import progress
+from flows.errors import UserError
+from flows.settings import Settings
+from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step
+from flows.steps.plan import backfill_partitions, first_month
+from flows.storage.warehouse import Warehouse, new_run_id
+from transforms.calendar import month_of
+
+
+class Future(Protocol):
+    def result(self) -> Any: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Runner:
+    """How the pieces of a run are executed: `ingest(ctx)` and `history(ctx, competition,
+    first)` return their result; `month(ctx, competition, part)` returns a future (all the
+    partitions are submitted before any is awaited, so a pool or a cluster runs them at once).
+    """
+
+    ingest: Callable[[StepContext], tuple]
+    month: Callable[[StepContext, str, str], Future]
+    history: Callable[[StepContext, str, str], list[dict]]
+
+
+class Done:
+    """The result of a call already made (the plain runner's future)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+PLAIN = Runner(
+    ingest=lambda ctx: ingest_step(ctx, [ctx.settings.landing]),
+    month=lambda ctx, competition, part: Done(STEPS[competition].month(ctx, part)),
+    history=lambda ctx, competition, first: STEPS[competition].history(ctx, first),
+)
+
+
+@dataclasses.dataclass
+class Summary:
+    run_id: str
+    ingest: object | None = None  # flows.ingest.IngestResult
+    rebuilt: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    published: bool = False
+    rescoring: bool = True  # False for `duplirank ingest` (the next nightly rescores)
+
+    def text(self) -> str:
+        lines = []
+        if self.ingest is not None:
+            lines.append(self.ingest.summary_line())
+        for competition, parts in sorted(self.rebuilt.items()):
+            if parts:
+                lines.append(f"{competition}: rescored partitions {', '.join(parts)}")
+        if self.rescoring and not any(self.rebuilt.values()):
+            lines.append("no partition to rescore")
+        lines.append("published a new version" if self.published else "nothing new to publish")
+        return "\n".join(lines)
+
+
+def rebuild(
+    ctx: StepContext, plan: dict[str, list[str]], runner: Runner, floor: str | None = None
+) -> tuple[list[dict], dict[str, list[str]]]:
+    """Rescore the partitions of each competition, then their history tables; returns the
+    operations (published by the caller's one commit) and what was rescored."""
+    futures = {
+        competition: [runner.month(ctx, competition, p) for p in parts]
+        for competition, parts in sorted(plan.items())
+        if parts
+    }  # every partition of every competition may run at once (a Dask cluster, threads)
+    ops: list[dict] = []
+    rebuilt: dict[str, list[str]] = {}
+    for competition, submitted in futures.items():
+        parts = plan[competition]
+        month_ops: list[dict] = []
+        with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
+            for part, future in zip(parts, submitted, strict=True):
+                bar.update(detail=part)
+                month_ops += future.result()
+                bar.advance()
+            bar.update(detail="")
+        ops += month_ops
+        if STEPS[competition].history is not None:
+            first = first_month(parts, floor)
+            with progress.stage(f"history {competition}") as bar:
+                bar.update(detail=f"from {first}")
+                history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
+                ops += runner.history(history_ctx, competition, first)
+        rebuilt[competition] = parts
+    for competition, parts in rebuilt.items():
+        ops.append({"op": "clean", "competition": competition, "months": parts})
+    return ops, rebuilt
+
+
+def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = PLAIN) -> Summary:
+    """Ingest what is new in the landing folder, rescore the partitions it touches, publish."""
+    landing = settings.landing
+    if landing.is_file():
+        raise UserError(f"landing {landing} is a file; give the folder the servers drop logs into")
+    if not landing.is_dir():
+        raise UserError(f"landing folder {landing} does not exist")
+    summary = Summary(new_run_id())
+    wh = Warehouse(settings.warehouse)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+        ctx = StepContext(settings, summary.run_id, as_of)
+        with progress.stage("ingest", unit="files") as bar:
+            summary.ingest, ops = runner.ingest(ctx)
+            progress.count_ingest(bar, summary.ingest)
+        tx.extend(ops)
+        dirty = wh.manifest(tx.ops)["dirty"]
+        plan = {c: dirty.get(c, []) for c in COMPETITIONS}
+        ops, summary.rebuilt = rebuild(ctx.with_pending(tx.ops), plan, runner)
+        tx.extend(ops)
+        if as_of is not None and not summary.rebuilt.get("simultane"):
+            # % actuel and in_window move with the date even without new data
+            first = month_of(as_of, settings.timezone)
+            tx.extend(runner.history(ctx.with_pending(tx.ops), "simultane", first))
+        summary.published = bool(tx.ops)
+    return summary
+
+
+def backfill_run(
+    settings: Settings, first: str, last: str, as_of: date | None = None, runner: Runner = PLAIN
+) -> Summary:
+    """Recompute months first..last of every competition from bronze (every partition that can
+    hold a record published in those months, whatever the settings)."""
+    summary = Summary(new_run_id())
+    wh = Warehouse(settings.warehouse)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+        ctx = StepContext(settings, summary.run_id, as_of)
+        plan = backfill_partitions(ctx, first, last)
+        if not any(plan.values()):
+            raise UserError(f"no bronze data between {first} and {last} in {wh.store.url}")
+        ops, summary.rebuilt = rebuild(ctx, plan, runner, floor=first)
+        tx.extend(ops)
+        summary.published = bool(tx.ops)
+    return summary
+
+
+def ingest_run(settings: Settings, paths: list[Path], run_id: str | None = None) -> Summary:
+    """`duplirank ingest`: validate and load files into bronze, publish, mark partitions dirty
+    (the next nightly rescores them)."""
+    summary = Summary(run_id or new_run_id(), rescoring=False)
+    wh = Warehouse(settings.warehouse)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+        summary.ingest, ops = ingest_step(StepContext(settings, summary.run_id), list(paths))
+        tx.extend(ops)
+        summary.published = bool(tx.ops)
+    return summary
