@@ -44,9 +44,18 @@ def _settings(args):
 
 
 def cmd_ingest(args) -> int:
-    from flows.pipeline import run_ingest
+    from flows.pipeline import run_ingest, run_replay
 
-    summary = run_ingest(_settings(args), [Path(p) for p in args.paths])
+    if args.replay_quarantine:
+        if args.paths:
+            raise UserError("--replay-quarantine reads the quarantine, not files: give no PATH")
+        summary = run_replay(_settings(args), args.reason)
+    else:
+        if not args.paths:
+            raise UserError("give the files or folders to ingest (or --replay-quarantine)")
+        if args.reason is not None:
+            raise UserError("--reason goes with --replay-quarantine")
+        summary = run_ingest(_settings(args), [Path(p) for p in args.paths])
     print(summary.text())
     return 0
 
@@ -143,7 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("ingest", cmd_ingest, "validate and load files; report counts and rejects")
-    p.add_argument("paths", nargs="+", help="JSON Lines files (.jsonl, .jsonl.gz) or folders")
+    p.add_argument(
+        "paths", nargs="*", help="JSON Lines (.jsonl, .jsonl.gz, .ndjson…) or PBN files, or folders"
+    )
+    p.add_argument(
+        "--replay-quarantine",
+        action="store_true",
+        help="validate quarantined lines again; those that pass go to bronze",
+    )
+    p.add_argument(
+        "--reason", metavar="TEXT", help="replay only lines whose reason contains TEXT"
+    )
 
     p = command("nightly", cmd_nightly, "ingest new files, rescore touched months, publish")
     p.add_argument(

@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from flows.generate_simultane import CARD_POINTS, PARIS, Hand, play_table, random_hand
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 BOT = "BOT"
 MATCH_TYPES = ("classique", "attaque", "attaque_surcontrat")

@@ -31,9 +31,9 @@ def _progress(text: str) -> None:
 
 
 @task(name="ingest", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
-def ingest_task(settings: Settings, run_id: str):
+def ingest_task(settings: Settings, run_id: str, as_of: date | None = None):
     wh = Warehouse(settings.warehouse)
-    return pipeline.ingest_step(wh, run_id, [settings.landing], settings)
+    return pipeline.ingest_step(wh, run_id, [settings.landing], settings, as_of)
 
 
 @task(name="score-month", cache_policy=NO_CACHE, task_run_name="{competition}-{month}")
@@ -107,7 +107,7 @@ def nightly_flow(settings: Settings, as_of: date | None = None) -> pipeline.Summ
     with wh.lock(settings.lock_wait_s):
         wh.collect_garbage()
         _progress(f"ingesting {settings.landing}")
-        summary.ingest = ingest_task(settings, summary.run_id)
+        summary.ingest = ingest_task(settings, summary.run_id, as_of)
         dirty = wh.manifest()["dirty"]
         summary.rebuilt = rebuild(settings, summary.run_id, dirty, as_of)
     return summary

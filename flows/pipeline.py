@@ -23,10 +23,13 @@ from pathlib import Path
 
 import polars as pl
 
-from flows.ingest import IngestResult, bronze_table, ingest
+from flows.ingest import IngestResult, Progress, bronze_table, ingest, replay
 from flows.settings import Settings
 from flows.warehouse import Transaction, Warehouse
-from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES, latest_delivery, month_of
+from transforms.calendar import month_of
+from transforms.deliveries import latest_delivery
+from transforms.issues import DATA_ISSUES_SCHEMA
+from transforms.record_types import RECORD_TYPES
 
 COMPETITIONS = {
     "simultane": ("simultane.deal",),
@@ -79,16 +82,7 @@ class Summary:
     def text(self) -> str:
         lines = []
         if self.ingest is not None:
-            files = self.ingest.files
-            read = sum(f.lines_read for f in files)
-            accepted = sum(f.rows_accepted for f in files)
-            rejected = sum(f.rows_quarantined for f in files)
-            skipped = sum(f.status == "already_ingested" for f in files)
-            unreadable = sum(f.status == "unreadable" for f in files)
-            lines.append(
-                f"files: {len(files)} ({skipped} already ingested, {unreadable} unreadable); "
-                f"lines read: {read}, rows accepted: {accepted}, rows quarantined: {rejected}"
-            )
+            lines.append(self.ingest.text())
         for competition, months in sorted(self.rebuilt.items()):
             if months:
                 lines.append(f"{competition}: rebuilt {', '.join(months)}")
@@ -103,23 +97,59 @@ class Summary:
 
 
 # --------------------------------------------------------------------------- ingest
-def run_ingest(settings: Settings, paths: list[Path], run_id: str | None = None) -> Summary:
+def run_ingest(
+    settings: Settings,
+    paths: list[Path],
+    run_id: str | None = None,
+    progress: Progress | None = None,
+) -> Summary:
     """`duplirank ingest`: validate and load files into bronze, publish, mark months dirty."""
     wh = Warehouse(settings.warehouse)
     summary = Summary(run_id or new_run_id())
     with wh.lock(settings.lock_wait_s):
         wh.collect_garbage()
-        summary.ingest = ingest_step(wh, summary.run_id, paths, settings)
+        summary.ingest = ingest_step(wh, summary.run_id, paths, settings, progress=progress)
     return summary
 
 
-def ingest_step(wh: Warehouse, run_id: str, paths: list[Path], settings: Settings) -> IngestResult:
+def ingest_step(
+    wh: Warehouse,
+    run_id: str,
+    paths: list[Path],
+    settings: Settings,
+    as_of: date | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest files and publish; a run with nothing new publishes nothing."""
     tx = wh.transaction(run_id)
-    result = ingest(wh, tx, paths, settings.timezone, ff=settings.face_a_face_options())
+    result = ingest(
+        wh, tx, paths, settings.timezone, settings.ingest, as_of,
+        settings.face_a_face_options(), progress,
+    )  # fmt: skip
+    _publish_ingest(tx, result)
+    return result
+
+
+def run_replay(settings: Settings, reason: str | None = None) -> Summary:
+    """`duplirank ingest --replay-quarantine`: quarantined lines that now pass go to bronze."""
+    wh = Warehouse(settings.warehouse)
+    summary = Summary(new_run_id())
+    with wh.lock(settings.lock_wait_s):
+        wh.collect_garbage()
+        tx = wh.transaction(summary.run_id)
+        summary.ingest = replay(
+            wh, tx, settings.timezone, reason, settings.ingest, None,
+            settings.face_a_face_options(),
+        )  # fmt: skip
+        _publish_ingest(tx, summary.ingest)
+    return summary
+
+
+def _publish_ingest(tx: Transaction, result: IngestResult) -> None:
     for competition, record_types in COMPETITIONS.items():
         tx.mark_dirty(competition, result.touched(*record_types))
-    tx.commit()
-    return result
+    if tx.ops:
+        tx.commit()
 
 
 # --------------------------------------------------------------------------- simultané

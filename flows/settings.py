@@ -18,6 +18,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from flows.ingest.options import IngestOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.simultane.options import SimultaneOptions
 
@@ -40,6 +41,7 @@ class Settings(BaseSettings):
     nightly_cron: str = Field("30 3 * * *", description="schedule of `duplirank serve`")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
+    ingest: IngestOptions = IngestOptions()
 
     @classmethod
     def settings_customise_sources(

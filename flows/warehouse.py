@@ -148,8 +148,8 @@ class Warehouse:
             base = self.root / layer
             if not base.exists():
                 continue
-            for path in base.rglob("*.parquet"):
-                if str(path.relative_to(self.root)) not in listed:
+            for path in base.rglob("*"):
+                if path.is_file() and str(path.relative_to(self.root)) not in listed:
                     path.unlink()
                     removed += 1
             for folder in sorted(base.rglob("*"), key=lambda p: len(p.parts), reverse=True):
@@ -245,6 +245,24 @@ class Transaction:
         """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
         self._stage("add", layer, table, partition, frame)
 
+    def add_bytes(
+        self, layer: str, table: str, partition: str, data: bytes | Path, suffix: str
+    ) -> None:
+        """Add a file kept as it is (not Parquet: e.g. the bytes of a delivery quarantined
+        whole, for replay). Listed in the manifest like any file; not in the DuckDB views."""
+        rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
+        path = self.wh.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            shutil.copyfile(data, tmp)
+        os.replace(tmp, path)
+        self.ops.append(
+            {"op": "add", "layer": layer, "table": table, "partition": partition, "file": rel}
+        )
+
     def _stage(self, op: str, layer: str, table: str, partition: str, frame) -> None:
         rel = self._write(layer, table, partition, frame)
         self.ops.append(
@@ -323,6 +341,7 @@ def build_database(wh: Warehouse) -> Path:
                 str(wh.root / rel)
                 for part in sorted(entry["partitions"])
                 for rel in entry["partitions"][part]
+                if rel.endswith(".parquet")  # files kept as they are (`add_bytes`) are not views
             ]
             if not files:
                 continue

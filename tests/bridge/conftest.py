@@ -9,7 +9,7 @@ import pytest
 
 from transforms.bridge.event import EventScores, score_event
 from transforms.bridge.options import BridgeOptions
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 RESULT_SCHEMA = RECORD_TYPES["bridge.result"].schema()
 PENALTY_SCHEMA = RECORD_TYPES["bridge.penalty"].schema()

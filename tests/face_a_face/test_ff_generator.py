@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from flows.generate_face_a_face import ff_frames, ff_lines
+from flows.ingest import validate_lines
 from transforms.face_a_face import (
     FaceAFaceOptions,
     elo_history,
@@ -13,7 +14,6 @@ from transforms.face_a_face import (
     score_matches,
     with_elo,
 )
-from transforms.records import validate_lines
 
 PLAYERS = [f"P{n:04d}" for n in range(1, 61)]
 OPTS = FaceAFaceOptions()

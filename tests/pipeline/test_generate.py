@@ -25,7 +25,7 @@ from flows.generate_simultane import (
     simultane_lines,
     simultane_log,
 )
-from transforms.records import validate_lines
+from flows.ingest import validate_lines
 
 START = date(2026, 10, 30)  # three days over the end of October and the start of November
 

@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 
-from transforms.records import latest_delivery
+from transforms.deliveries import latest_delivery
 
 
 def resolve(rows: list[dict], record_type: str = "ff.match"):
@@ -57,7 +57,7 @@ def test_missing_key_parts_compare_equal():
 
 
 def test_bridge_result_needs_a_score_but_a_passed_out_board_needs_none():
-    from transforms.records import validate_lines
+    from flows.ingest import validate_lines
 
     base = {"type": "bridge.result", "event_id": "E", "board": 1, "ew_pair": "2"}
     lines = [

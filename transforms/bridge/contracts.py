@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.records import PASSED_OUT
+from transforms.record_types import PASSED_OUT
 
 CONTRACT_PATTERN = r"^([1-7])(C|D|H|S|NT|N)(X{0,2})$"
 

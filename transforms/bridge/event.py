@@ -25,7 +25,8 @@ from transforms.bridge.sunday_times import sunday_times
 from transforms.bridge.three_tables import three_tables
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
 from transforms.bridge.vp import add_vp
-from transforms.records import DATA_ISSUES_SCHEMA, RECORD_TYPES
+from transforms.issues import DATA_ISSUES_SCHEMA
+from transforms.record_types import RECORD_TYPES
 
 BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "month": pl.String(),

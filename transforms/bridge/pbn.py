@@ -18,7 +18,7 @@ from datetime import date
 
 import polars as pl
 
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
 META = re.compile(r'<META\s+name\s*=\s*"?(\w+)"?\s+content\s*=\s*"([^"]*)"', re.IGNORECASE)

@@ -14,7 +14,7 @@ from transforms.face_a_face.match_points import outcome, with_match_points
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.face_a_face.ranking import one_ranked_match_per_key
 from transforms.face_a_face.time_rules import match_status, with_unfinished
-from transforms.records import data_issues
+from transforms.issues import data_issues
 
 MATCH_COLUMNS = (
     "match_id",

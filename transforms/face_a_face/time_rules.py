@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from transforms.calendar import month_expr
 from transforms.face_a_face.options import FaceAFaceOptions
-from transforms.records import month_expr
 
 
 def cancelled_expr(opts: FaceAFaceOptions) -> pl.Expr:

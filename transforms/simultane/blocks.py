@@ -17,7 +17,7 @@ from datetime import datetime
 
 import polars as pl
 
-from transforms.records import month_expr
+from transforms.calendar import month_expr
 from transforms.simultane.options import SimultaneOptions
 
 PLAYER = "player_id"

@@ -1,0 +1,377 @@
+"""Validate a file chunk by chunk: each line becomes a typed bronze row of its record type or a
+quarantine row with its reason and the rule it failed (`rule`).
+
+Per chunk: one DuckDB parse (`parse`), the line-level checks (UTF-8, blank, exact duplicate of
+an earlier line of the file, JSON, object, `type`), then per record type the typing of its
+fields (`decode`), the plausible window, the record type's declaration (dataframely `filter`:
+per-row status of every rule) and the same-key duplicates of the file. The reason of a failing
+line is the first failing check in this order: field by field as declared (not decodable,
+missing, its own checks, outside the window), then the cross-field rules. Reasons are worded
+with expressions on the failing rows only; Python sees only lines DuckDB calls invalid JSON,
+to tell a NUL byte or a lone surrogate from other errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from flows.ingest import decode
+from flows.ingest.options import Window
+from flows.ingest.parse import extra_fields, parse_chunk
+from flows.ingest.read import Chunk
+from transforms.record_types import RECORD_TYPES, RecordType
+
+REJECTED = {"line_no": pl.Int64(), "_pos": pl.UInt32(), "reason": pl.String(), "rule": pl.String()}
+QUARANTINE = {"line_no": pl.Int64(), "raw": pl.String(), "reason": pl.String(), "rule": pl.String()}
+LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+class Seen:
+    """The first line of each hash pair seen so far in a file (sorted arrays: a chunk is
+    looked up with one `searchsorted`, memory is 24 bytes per distinct line or key)."""
+
+    def __init__(self) -> None:
+        self.h1 = np.empty(0, np.uint64)
+        self.h2 = np.empty(0, np.uint64)
+        self.line = np.empty(0, np.int64)
+
+    def first_lines(self, h1: np.ndarray, h2: np.ndarray, line_no: np.ndarray) -> np.ndarray:
+        """For each row, the first line of the file with the same hashes (its own if new)."""
+        if not len(line_no):
+            return line_no
+        batch = pl.DataFrame({"h1": h1, "h2": h2, "line": line_no})
+        first = batch.select(pl.col("line").min().over("h1", "h2")).to_series().to_numpy()
+        hit = np.zeros(len(line_no), bool)
+        if len(self.h1):
+            i = np.minimum(np.searchsorted(self.h1, h1), len(self.h1) - 1)
+            hit = (self.h1[i] == h1) & (self.h2[i] == h2)
+            first = np.where(hit, self.line[i], first)
+        new = ~hit & (first == line_no)
+        order = np.argsort(h1[new], kind="stable")
+        at = np.searchsorted(self.h1, h1[new][order])
+        self.h1 = np.insert(self.h1, at, h1[new][order])
+        self.h2 = np.insert(self.h2, at, h2[new][order])
+        self.line = np.insert(self.line, at, line_no[new][order])
+        return first
+
+
+@dataclass
+class FileCheck:
+    """What validating one file remembers from chunk to chunk."""
+
+    source: str  # the file as bronze and quarantine name it
+    delivery: int
+    encoding: str = "utf-8"
+    lines: Seen = field(default_factory=Seen)
+    keys: dict[str, Seen] = field(default_factory=dict)
+
+
+@dataclass
+class Checked:
+    rows: dict[str, pl.DataFrame]  # record type -> bronze-shaped rows (`month` null, `_pos`)
+    quarantine: pl.DataFrame  # QUARANTINE columns
+
+    @property
+    def accepted(self) -> int:
+        return sum(f.height for f in self.rows.values())
+
+
+class Validator:
+    """Validates chunks of lines against the record types (one DuckDB connection)."""
+
+    def __init__(self, window: Window | None, types: dict[str, RecordType] | None = None):
+        self.con = duckdb.connect()
+        self.window = window
+        self.types = RECORD_TYPES if types is None else types
+
+    def close(self) -> None:
+        self.con.close()
+
+    def check(self, chunk: Chunk, file: FileCheck) -> Checked:
+        parsed = parse_chunk(self.con, chunk.line_no, chunk.raw).with_row_index("_pos")
+        parsed = self._line_checks(parsed, file)
+        rejected = [parsed.filter(pl.col("reason").is_not_null()).select(*REJECTED)]
+        rows = {}
+        good = parsed.filter(pl.col("reason").is_null())
+        for (type_name,), part in good.partition_by("_type", as_dict=True).items():
+            rt = self.types[type_name]
+            accepted, bad = self._check_type(rt, part, chunk, file)
+            rejected.append(bad)
+            if accepted.height:
+                rows[rt.name] = accepted
+        quarantine = _with_raw(pl.concat(rejected), chunk, file)
+        if chunk.special:
+            specials = pl.DataFrame(
+                [(s.line_no, s.raw, s.reason, s.rule) for s in chunk.special],
+                schema=QUARANTINE,
+                orient="row",
+            )
+            quarantine = pl.concat([quarantine, specials])
+        return Checked(rows, quarantine)
+
+    # ------------------------------------------------------------------ line level
+    def _line_checks(self, parsed: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
+        """`reason`/`rule` of lines that are no record at all, `_type` of the others."""
+        problem = pl.col("problem")
+        has_text = parsed["problem"].is_in(["not_utf8", "empty_line"]).fill_null(False)
+        eligible = ~has_text.to_numpy()
+        line_no = parsed["line_no"].to_numpy()
+        first = line_no.copy()
+        first[eligible] = file.lines.first_lines(
+            parsed["h1"].to_numpy()[eligible], parsed["h2"].to_numpy()[eligible], line_no[eligible]
+        )
+        parsed = parsed.with_columns(pl.Series("_first", first))
+        type_text = pl.col("type")
+        type_name = decode.string_value(type_text)
+        encoding = "UTF-8" if file.encoding == "utf-8" else f"valid {file.encoding.upper()}"
+        checks = [
+            (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
+            (problem == "empty_line", pl.lit("empty line"), "empty_line"),
+            (pl.col("_first") < pl.col("line_no"),
+             pl.format("duplicate of line {}", "_first"), "duplicate_line"),
+            (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
+            (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
+            (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
+            (type_name.is_null(),
+             pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
+             "type|type"),
+            (~type_name.is_in(list(self.types)),
+             pl.format("unknown type '{}'", type_name.str.slice(0, 40)), "unknown_type"),
+        ]  # fmt: skip
+        reason = _first_of(
+            [(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks]
+        )
+        return parsed.with_columns(reason.alias("_r"), type_name.alias("_type")).unnest("_r")
+
+    # ------------------------------------------------------------------ record level
+    def _check_type(
+        self, rt: RecordType, part: pl.DataFrame, chunk: Chunk, file: FileCheck
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(accepted bronze rows, rejected rows) of the lines of one record type."""
+        texts = [pl.col(f).alias(f"_t_{f}") for f in rt.fields]
+        rows = part.select("line_no", "_pos", "text_bytes", *texts)
+        typed = decode.typed(rt, rows, self.window)
+        flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
+        flag = pl.any_horizontal(flags)
+        flagged = typed.filter(flag)
+        if flagged.height:  # decode the rare texts the slow way, then check them again
+            repaired = decode.repair(rt, flagged, self.window)
+            typed = pl.concat([typed.filter(~flag), repaired])
+        accepted, rejected = self.check_typed(rt, typed, file)
+        accepted = _with_extra(self.con, rt, accepted, chunk)
+        accepted, not_finite = _not_finite(rt, accepted)
+        accepted, copies = _same_key(rt, accepted, file)
+        return _bronze(rt, accepted, file), pl.concat([rejected, not_finite, copies])
+
+    def check_typed(
+        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Typed rows against the declaration and the window: (accepted, rejected).
+
+        `typed` has the fields, `line_no`, `_pos`, and `_t_<field>` / `_bad_<field>` (the
+        JSON texts and their decoding failures) when the rows come from JSON.
+        """
+        missing = [f for f in rt.fields if f"_t_{f}" not in typed.columns]
+        typed = typed.with_columns(
+            *(pl.lit(None, pl.String).alias(f"_t_{f}") for f in missing),
+            *(pl.lit(False).alias(f"_bad_{f}") for f in missing),
+        )
+        if not any(c.startswith("_out_") for c in typed.columns):
+            typed = typed.with_columns(decode.window_flags(rt, self.window))
+        flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
+        flagged = typed.filter(pl.any_horizontal(flags))
+        _, failure = rt.declaration.filter(typed.select(rt.declaration.column_names()))
+        details = failure.details()
+        rejected_lines = pl.concat([flagged["line_no"], details["line_no"]])
+        rejected = self._reasons(rt, typed.filter(pl.col("line_no").is_in(rejected_lines)), details)
+        return typed.filter(~pl.col("line_no").is_in(rejected_lines)), rejected.select(*REJECTED)
+
+    def _reasons(self, rt: RecordType, rows: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
+        """The first failing check of each rejected row, in the declaration's order."""
+        if not rows.height:
+            return pl.DataFrame(schema=REJECTED)
+        rule_columns = [c for c in details.columns if c not in rt.declaration.column_names()]
+        rows = rows.join(details.select("line_no", *rule_columns), on="line_no", how="left")
+        checks = []
+        rules = rt.rules()
+        for name in rt.fields:
+            checks.append((pl.col(f"_bad_{name}"), decode.decode_reason(rt, name), f"{name}|type"))
+            checks += [
+                (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f == name
+            ]
+            if f"_out_{name}" in rows.columns:
+                reason = decode.window_reason(name, self.window)
+                checks.append((pl.col(f"_out_{name}"), reason, f"{name}|window"))
+        checks += [
+            (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f is None
+        ]
+        first = _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
+        return rows.select("line_no", "_pos", first.alias("_r")).unnest("_r")
+
+
+def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
+    """Bronze-shaped rows (month unknown yet), with `_pos` (where the line is in the chunk)."""
+    return accepted.select(
+        *rt.fields,
+        pl.lit(None, pl.String).alias("month"),
+        "extra",
+        pl.lit(file.source).alias("source_file"),
+        "line_no",
+        pl.lit(file.delivery, pl.Int64).alias("delivery"),
+        "_pos",
+    )
+
+
+def _first_of(cases: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The value of the first case whose condition holds (null when none does)."""
+    expr = pl.when(cases[0][0].fill_null(False)).then(cases[0][1])
+    for condition, then in cases[1:]:
+        expr = expr.when(condition.fill_null(False)).then(then)
+    return expr
+
+
+def raw_texts(raw: pa.Array, positions: np.ndarray) -> pl.Series:
+    """The text of some lines without their line end (invalid UTF-8 shown with U+FFFD)."""
+    lines = raw.take(pa.array(positions, pa.uint32())).to_pylist()  # quarantined lines: few
+    text = pl.Series([b.decode("utf-8", "replace") for b in lines], dtype=pl.String)
+    return text.str.strip_suffix("\n").str.strip_suffix("\r")
+
+
+def _with_raw(rejected: pl.DataFrame, chunk: Chunk, file: FileCheck) -> pl.DataFrame:
+    """Quarantine rows: the rejected lines with their text (invalid JSON explained)."""
+    text = raw_texts(chunk.raw, rejected["_pos"].to_numpy())
+    rows = rejected.with_columns(raw=text)
+    json_rows = rows["rule"] == "invalid_json"
+    if json_rows.any():
+        explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
+        rows = rows.with_columns(
+            pl.when(json_rows).then(pl.Series(_spread(json_rows, explained))).otherwise("reason")
+            .alias("reason")
+        )  # fmt: skip
+    return rows.select(*QUARANTINE)
+
+
+def _spread(mask: pl.Series, values: list[str]) -> list[str | None]:
+    it = iter(values)
+    return [next(it) if m else None for m in mask]
+
+
+def invalid_json_reason(text: str) -> str:
+    """Name what makes a line invalid JSON when it is one of the usual suspects."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        return f"NUL byte at column {nul + 1}: not JSON text"
+    surrogate = LONE_SURROGATE.search(text)
+    if surrogate:
+        return f"lone surrogate {surrogate.group(0)} in a string: not valid Unicode"
+    return "invalid JSON"
+
+
+def _with_extra(
+    con: duckdb.DuckDBPyConnection, rt: RecordType, rows: pl.DataFrame, chunk: Chunk
+) -> pl.DataFrame:
+    """`extra`: the line's fields its type does not declare (a JSON object), or null.
+
+    A line is compact JSON of its known fields when its length is theirs (braces, quotes,
+    colons, commas); only the others (extra keys, spaces, escapes, nulls, or a number that may
+    have been rewritten: `1E2` is `100.0`) are looked at again by DuckDB.
+    """
+    known = ["type", *rt.fields]
+    sizes = [
+        pl.when(pl.col(f"_t_{k}").is_not_null()).then(
+            len(k) + 4 + pl.col(f"_t_{k}").str.len_bytes()
+        )
+        for k in rt.fields
+    ]
+    numbers = [
+        pl.col(f"_t_{k}").str.contains(".", literal=True)
+        for k in rt.fields
+        if rt.kind(k) in ("int", "num", "obj")
+    ]
+    type_size = len(json.dumps(rt.name)) + len('"type":') + 1
+    compact = pl.sum_horizontal(sizes) + type_size + 1  # each "k":v and a comma, the braces
+    candidate = (pl.col("text_bytes") != compact) | pl.any_horizontal(numbers or [pl.lit(False)])
+    rows = rows.with_columns(candidate.fill_null(True).alias("_candidate"))
+    look = rows.filter(pl.col("_candidate"))
+    extra = pl.DataFrame(schema={"line_no": pl.Int64, "extra": pl.String})
+    if look.height:
+        positions = look["_pos"].to_numpy()
+        extra = extra_fields(con, look["line_no"].to_numpy(), chunk.raw.take(positions), known)
+    return rows.drop("_candidate").join(extra, on="line_no", how="left")
+
+
+def _not_finite(rt: RecordType, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rows with NaN or Infinity inside an object field or an unknown field: rejected."""
+    objects = ["extra", *(f"_t_{k}" for k in rt.fields if rt.kind(k) == "obj")]
+    suspect = pl.any_horizontal(pl.col(c).str.contains("(?i)nan|inf") for c in objects)
+    found = rows.filter(suspect.fill_null(False))
+    reasons = []
+    for row in found.select("line_no", "_pos", *objects).iter_rows(named=True):
+        reason = next(filter(None, (_non_finite_in(row[c], c) for c in objects)), None)
+        if reason:
+            reasons.append((row["line_no"], row["_pos"], reason, "not_finite"))
+    bad = pl.DataFrame(reasons, schema=REJECTED, orient="row")
+    return rows.filter(~pl.col("line_no").is_in(bad["line_no"])), bad
+
+
+class _Constant(float):
+    """NaN or Infinity as read by Python's json (which accepts them)."""
+
+
+def _non_finite_in(text: str | None, column: str) -> str | None:
+    """`field X is NaN: not a number` when the JSON text holds NaN or ±Infinity."""
+    if text is None:
+        return None
+    found: list[str] = []
+
+    def constant(name: str) -> _Constant:
+        found.append(name)
+        return _Constant(0.0)
+
+    value = json.loads(text, parse_constant=constant)
+    if not found:
+        return None
+    if column != "extra":
+        return f"field {column[3:]} contains {found[0]}: not a number"
+    key = next(k for k, v in value.items() if _holds_constant(v))
+    verb = "is" if isinstance(value[key], _Constant) else "contains"
+    return f"field {key} {verb} {found[0]}: not a number"
+
+
+def _holds_constant(value) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_constant(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_constant(v) for v in value)
+    return isinstance(value, _Constant)
+
+
+def _same_key(
+    rt: RecordType, rows: pl.DataFrame, file: FileCheck
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rows whose key an earlier line of the file already had: `conflicting duplicate`."""
+    key = pl.struct(list(rt.key))
+    hashes = rows.select(key.hash(seed=0).alias("h1"), key.hash(seed=1).alias("h2"))
+    seen = file.keys.setdefault(rt.name, Seen())
+    first = seen.first_lines(
+        hashes["h1"].to_numpy(), hashes["h2"].to_numpy(), rows["line_no"].to_numpy()
+    )
+    rows = rows.with_columns(pl.Series("_first", first, dtype=pl.Int64))
+    copy = pl.col("_first") < pl.col("line_no")
+    same = ", ".join(rt.key)
+    copies = rows.filter(copy).select(
+        "line_no",
+        "_pos",
+        pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first").alias("reason"),
+        pl.lit("duplicate_key").alias("rule"),
+    )
+    return rows.filter(~copy).drop("_first"), copies
