@@ -201,7 +201,7 @@ class Sink:
         rows = assign_partition(record_type, rows, self.timezone, parents)
         found = rows.filter(pl.col("month").is_not_null())
         self.write(record_type, found)
-        for (index,), n in found.group_by("_file").len().iter_rows():
+        for index, n in found.group_by("_file").len().iter_rows():
             self.reports[index].rows_accepted += n
         orphans = rows.filter(pl.col("month").is_null())
         for (index,), part in orphans.group_by("_file"):
