@@ -79,7 +79,8 @@ def parse_chunk(con: duckdb.DuckDBPyConnection, line_no: np.ndarray, raw: pa.Arr
     frame = frame.with_columns(
         pl.Series("_opens", opens), pl.Series("text_bytes", text_bytes), _blank=pl.lit(False)
     )
-    starts_blank = np.isin(first, WHITESPACE) | (text_bytes == 0)
+    utf8 = frame["utf8"].to_numpy()  # the others are `not_utf8` whatever they start with
+    starts_blank = (np.isin(first, WHITESPACE) | (text_bytes == 0)) & utf8
     if starts_blank.any():  # a line starting with a space: look past the spaces (rare)
         frame = _past_spaces(frame, raw, starts_blank)
     return frame.with_columns(problem.alias("problem")).drop("utf8", "valid", "_opens", "_blank")

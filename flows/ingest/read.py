@@ -50,17 +50,18 @@ class Input:
     skip: str | None = None
 
 
-def list_inputs(paths: list[Path]) -> list[Input]:
+def list_inputs(paths: list[Path], exclude: Path | None = None) -> list[Input]:
     """Every file under the given files/folders, in name order (deliveries are ordered).
 
     In a folder, files whose name has no known suffix (case-insensitive), entries that are
     not regular files and symlinks leading outside the folder are listed with a status and
-    not read (a symlink is never followed out of the folder it was found in).
+    not read (a symlink is never followed out of the folder it was found in). The folder
+    `exclude` (the warehouse, when it is inside a folder given) is not walked.
     """
     found: list[Input] = []
     for path in paths:
         if path.is_dir():
-            found += _walk(path)
+            found += _walk(path, exclude.resolve() if exclude else None)
         elif path.is_file():
             found.append(Input(path))
         else:
@@ -68,10 +69,11 @@ def list_inputs(paths: list[Path]) -> list[Input]:
     return sorted(found, key=lambda i: (i.path.name, str(i.path)))
 
 
-def _walk(folder: Path) -> list[Input]:
+def _walk(folder: Path, exclude: Path | None) -> list[Input]:
     root = folder.resolve()
     out = []
     for here, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if (Path(here) / d).resolve() != exclude]
         for name in sorted(dirs):
             if (Path(here) / name).is_symlink():  # not walked into: say so
                 out.append(Input(Path(here) / name, _link_status(Path(here) / name, root)))

@@ -103,7 +103,7 @@ def ingest(
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     try:
-        for done, item in enumerate(list_inputs(paths), start=1):
+        for done, item in enumerate(list_inputs(paths, exclude=wh.root), start=1):
             _ingest_input(ctx, item)
             if progress is not None:
                 progress(done, ctx.lines)
