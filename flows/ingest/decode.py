@@ -88,11 +88,9 @@ def repaired_value(rt: RecordType, field: str) -> pl.Expr | None:
 def typed(rt: RecordType, rows: pl.DataFrame, window: Window | None) -> pl.DataFrame:
     """Each field's value, `_bad_<field>` (given, not decoded) and `_out_<field>` (times and
     dates outside the window). `_bad_` rows go through `repair` before they are rejected."""
-    exprs = []
-    for field in rt.fields:
-        v = fast_value(rt, field)
-        exprs += [v.alias(field), (text(field).is_not_null() & v.is_null()).alias(f"_bad_{field}")]
-    return rows.with_columns(exprs).with_columns(window_flags(rt, window))
+    rows = rows.with_columns(fast_value(rt, field).alias(field) for field in rt.fields)
+    bad = [(text(f).is_not_null() & pl.col(f).is_null()).alias(f"_bad_{f}") for f in rt.fields]
+    return rows.with_columns(*bad, *window_flags(rt, window))
 
 
 def window_flags(rt: RecordType, window: Window | None) -> list[pl.Expr]:

@@ -20,11 +20,11 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from flows.ingest.read import lines_at
 from transforms.record_types import RECORD_TYPES
 
-FIELDS = sorted({"type", *(f for rt in RECORD_TYPES.values() for f in rt.fields)})
-SPEC = json.dumps(dict.fromkeys(FIELDS, "JSON")).replace("'", "''")
-QUERY = f"""
+FIELDS = tuple(sorted({"type", *(f for rt in RECORD_TYPES.values() for f in rt.fields)}))
+QUERY = """
 with lines as (
     select
         line_no,
@@ -46,8 +46,14 @@ select
     hash(raw, 'duplirank') as h2,
     txt is not null as utf8,
     valid,
-    case when valid then json_transform(txt, '{SPEC}') end as f
+    case when valid then json_transform(txt, '{spec}') end as f
 from parsed
+"""
+FIELDS_QUERY = """
+select
+    line_no,
+    json_transform(decode(raw), '{spec}') as f
+from chunk
 """
 EXTRA_QUERY = """
 select
@@ -58,12 +64,23 @@ from chunk
 WHITESPACE = np.array([0x20, 0x09, 0x0D, 0x0A], dtype=np.uint8)
 
 
-def parse_chunk(con: duckdb.DuckDBPyConnection, line_no: np.ndarray, raw: pa.Array) -> pl.DataFrame:
+def _spec(fields) -> str:
+    """The `json_transform` structure: each field as its JSON text (a constant, quoted)."""
+    return json.dumps(dict.fromkeys(fields, "JSON")).replace("'", "''")
+
+
+def parse_chunk(
+    con: duckdb.DuckDBPyConnection,
+    line_no: np.ndarray,
+    raw: pa.Array,
+    fields: tuple[str, ...] = FIELDS,
+) -> pl.DataFrame:
     """One row per line: line_no, h1, h2, problem (null for a JSON object: `not_utf8`,
-    `empty_line`, `invalid_json`, `not_object`), the JSON text of every field in FIELDS
-    (null when absent or null), text_bytes (the line's length without its line end)."""
+    `empty_line`, `invalid_json`, `not_object`), the JSON text of each of `fields` (null when
+    absent or null; `type` always), text_bytes (the line's length without its line end)."""
     chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
-    frame = pl.from_arrow(con.sql(QUERY).to_arrow_table()).unnest("f")
+    query = QUERY.format(spec=_spec(sorted({"type", *fields})))
+    frame = pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f")
     first, text_bytes = _first_bytes(raw)
     opens = first == ord("{")
     problem = (
@@ -102,7 +119,7 @@ def _first_bytes(raw: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _past_spaces(frame: pl.DataFrame, raw: pa.Array, rows: np.ndarray) -> pl.DataFrame:
     """Blank and object flags of the lines that start with a space (or are empty)."""
     index = np.flatnonzero(rows)
-    text = pl.Series(raw.take(pa.array(index))).cast(pl.String, strict=False)
+    text = pl.Series([line.decode() for line in lines_at(raw, index)], dtype=pl.String)
     stripped = text.str.strip_chars_start(" \t\r\n")
     update = pl.DataFrame(
         {
@@ -120,6 +137,16 @@ def _past_spaces(frame: pl.DataFrame, raw: pa.Array, rows: np.ndarray) -> pl.Dat
         )
         .drop("_i", "_blank2", "_opens2")
     )
+
+
+def more_fields(
+    con: duckdb.DuckDBPyConnection, line_no: np.ndarray, raw: pa.Array, fields: list[str]
+) -> pl.DataFrame:
+    """(line_no, JSON text of `fields`) of some valid JSON lines: the fields a first parse
+    did not ask for (a record type appearing late in a file)."""
+    chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
+    query = FIELDS_QUERY.format(spec=_spec(fields))
+    return pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f")
 
 
 def extra_fields(

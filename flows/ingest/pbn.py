@@ -60,7 +60,7 @@ def _check(ctx: Context, record_type: str, frame: pl.DataFrame, check: FileCheck
     rt = RECORD_TYPES[record_type]
     as_json = pl.struct(pl.lit(record_type).alias("type"), *rt.fields).struct.json_encode()
     typed = frame.with_row_index("_pos").with_columns(as_json.alias("_raw"))
-    accepted, rejected = ctx.validator.check_typed(rt, typed, check)
+    accepted, rejected = ctx.validator.check_typed(rt, typed, check, keep=["_raw"])
     raw = typed.select("_pos", "_raw")
     quarantine = rejected.join(raw, on="_pos", how="left").select(
         "line_no", pl.col("_raw").alias("raw"), "reason", "rule"

@@ -320,13 +320,18 @@ class _LineSplitter:
             special.append(
                 Special(int(line_no[i]), head, "line_length", LONG.format(size, self.limit))
             )
-        keep = np.setdiff1d(np.arange(count), too_long)
-        return Chunk(line_no[keep], raw.take(pa.array(keep)), special)
+        keep = np.setdiff1d(np.arange(count), too_long)  # rare: rebuilt line by line
+        return Chunk(line_no[keep], pa.array(lines_at(raw, keep), pa.large_binary()), special)
 
     def _end_long(self) -> Special:
         special, self.long = self.long, None
         special.reason = LONG.format(self.long_size, self.limit)
         return special
+
+
+def lines_at(raw: pa.Array, positions) -> list[bytes]:
+    """Some lines of a chunk as bytes (for the few lines looked at one by one)."""
+    return [raw[int(i)].as_py() for i in positions]
 
 
 def _empty_chunk() -> Chunk:

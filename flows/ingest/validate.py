@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from flows.ingest import decode
 from flows.ingest.options import Window
-from flows.ingest.parse import extra_fields, parse_chunk
-from flows.ingest.read import Chunk
+from flows.ingest.parse import FIELDS, extra_fields, more_fields, parse_chunk
+from flows.ingest.read import Chunk, lines_at
 from transforms.record_types import RECORD_TYPES, RecordType
 
 REJECTED = {"line_no": pl.Int64(), "_pos": pl.UInt32(), "reason": pl.String(), "rule": pl.String()}
@@ -36,8 +36,8 @@ LONE_SURROGATE = re.compile(
 
 
 class Seen:
-    """The first line of each hash pair seen so far in a file (sorted arrays: a chunk is
-    looked up with one `searchsorted`, memory is 24 bytes per distinct line or key)."""
+    """The first line of each hash pair seen so far in a file: sorted arrays, so a chunk is
+    looked up and merged in with sorts of nearly sorted data (24 bytes per distinct line)."""
 
     def __init__(self) -> None:
         self.h1 = np.empty(0, np.uint64)
@@ -45,23 +45,29 @@ class Seen:
         self.line = np.empty(0, np.int64)
 
     def first_lines(self, h1: np.ndarray, h2: np.ndarray, line_no: np.ndarray) -> np.ndarray:
-        """For each row, the first line of the file with the same hashes (its own if new)."""
+        """For each row (rows in line order), the first line of the file with the same
+        hashes: its own when it is the first."""
         if not len(line_no):
             return line_no
-        batch = pl.DataFrame({"h1": h1, "h2": h2, "line": line_no})
-        first = batch.select(pl.col("line").min().over("h1", "h2")).to_series().to_numpy()
-        hit = np.zeros(len(line_no), bool)
+        order = np.argsort(h1, kind="stable")  # equal hashes stay in line order
+        s1, s2, lines = h1[order], h2[order], line_no[order]
+        starts = np.r_[True, s1[1:] != s1[:-1]]
+        head = np.maximum.accumulate(np.where(starts, np.arange(len(s1)), 0))
+        same = s2 == s2[head]  # a different h2 under the same h1 is not the same line
+        first = np.where(same, lines[head], lines)
+        new = starts | ~same
         if len(self.h1):
-            i = np.minimum(np.searchsorted(self.h1, h1), len(self.h1) - 1)
-            hit = (self.h1[i] == h1) & (self.h2[i] == h2)
+            i = np.minimum(np.searchsorted(self.h1, s1), len(self.h1) - 1)
+            hit = (self.h1[i] == s1) & (self.h2[i] == s2)
             first = np.where(hit, self.line[i], first)
-        new = ~hit & (first == line_no)
-        order = np.argsort(h1[new], kind="stable")
-        at = np.searchsorted(self.h1, h1[new][order])
-        self.h1 = np.insert(self.h1, at, h1[new][order])
-        self.h2 = np.insert(self.h2, at, h2[new][order])
-        self.line = np.insert(self.line, at, line_no[new][order])
-        return first
+            new &= ~hit
+        merged = np.argsort(np.concatenate([self.h1, s1[new]]), kind="stable")  # two runs
+        self.h1 = np.concatenate([self.h1, s1[new]])[merged]
+        self.h2 = np.concatenate([self.h2, s2[new]])[merged]
+        self.line = np.concatenate([self.line, lines[new]])[merged]
+        out = np.empty_like(first)
+        out[order] = first
+        return out
 
 
 @dataclass
@@ -71,6 +77,7 @@ class FileCheck:
     source: str  # the file as bronze and quarantine name it
     delivery: int
     encoding: str = "utf-8"
+    fields: tuple[str, ...] | None = None  # fields the next chunk's parse asks for
     lines: Seen = field(default_factory=Seen)
     keys: dict[str, Seen] = field(default_factory=dict)
 
@@ -97,17 +104,21 @@ class Validator:
         self.con.close()
 
     def check(self, chunk: Chunk, file: FileCheck) -> Checked:
-        parsed = parse_chunk(self.con, chunk.line_no, chunk.raw).with_row_index("_pos")
-        parsed = self._line_checks(parsed, file)
-        rejected = [parsed.filter(pl.col("reason").is_not_null()).select(*REJECTED)]
+        fields = file.fields or FIELDS  # after a file's first chunk: its record types' fields
+        parsed = parse_chunk(self.con, chunk.line_no, chunk.raw, fields).with_row_index("_pos")
+        good, bad = self._line_checks(parsed, file)
+        rejected = [bad]
         rows = {}
-        good = parsed.filter(pl.col("reason").is_null())
-        for (type_name,), part in good.partition_by("_type", as_dict=True).items():
+        present = sorted(good["_type"].unique())
+        good = self._all_fields(good, present, fields, chunk)
+        for type_name in present:
             rt = self.types[type_name]
+            part = good if len(present) == 1 else good.filter(pl.col("_type") == type_name)
             accepted, bad = self._check_type(rt, part, chunk, file)
             rejected.append(bad)
             if accepted.height:
                 rows[rt.name] = accepted
+        file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
         quarantine = _with_raw(pl.concat(rejected), chunk, file)
         if chunk.special:
             specials = pl.DataFrame(
@@ -118,20 +129,44 @@ class Validator:
             quarantine = pl.concat([quarantine, specials])
         return Checked(rows, quarantine)
 
+    def _all_fields(
+        self, good: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
+    ) -> pl.DataFrame:
+        """Lines of a record type first seen in this chunk (the parse asked only for the
+        fields of the types seen before): their missing fields, from a second parse."""
+        missing = sorted({f for t in present for f in self.types[t].fields} - set(fields))
+        if not missing:
+            return good
+        late = good.filter(~pl.col("_type").is_in(list(_covered(self.types, fields))))
+        texts = more_fields(
+            self.con, late["line_no"].to_numpy(), pa.array(lines_at(chunk.raw, late["_pos"]),
+            pa.large_binary()), missing,
+        )  # fmt: skip
+        return good.join(texts, on="line_no", how="left", maintain_order="left")
+
     # ------------------------------------------------------------------ line level
-    def _line_checks(self, parsed: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
-        """`reason`/`rule` of lines that are no record at all, `_type` of the others."""
+    def _line_checks(
+        self, parsed: pl.DataFrame, file: FileCheck
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(lines that are records of a known type, with `_type`; the other lines' REJECTED
+        rows: not text, blank, an exact copy of an earlier line, not JSON, no known type)."""
         problem = pl.col("problem")
-        has_text = parsed["problem"].is_in(["not_utf8", "empty_line"]).fill_null(False)
-        eligible = ~has_text.to_numpy()
+        has_text = ~parsed["problem"].is_in(["not_utf8", "empty_line"]).fill_null(False)
+        eligible = has_text.to_numpy()
         line_no = parsed["line_no"].to_numpy()
         first = line_no.copy()
         first[eligible] = file.lines.first_lines(
             parsed["h1"].to_numpy()[eligible], parsed["h2"].to_numpy()[eligible], line_no[eligible]
         )
-        parsed = parsed.with_columns(pl.Series("_first", first))
-        type_text = pl.col("type")
-        type_name = decode.string_value(type_text)
+        type_name = decode.string_value(pl.col("type"))
+        parsed = parsed.with_columns(pl.Series("_first", first), type_name.alias("_type"))
+        known = pl.col("_type").is_in(list(self.types)).fill_null(False)
+        record = problem.is_null() & (pl.col("_first") == pl.col("line_no")) & known
+        good, bad = parsed.filter(record), parsed.filter(~record)
+        return good, bad.select("line_no", "_pos", self._line_reason(file).alias("_r")).unnest("_r")
+
+    def _line_reason(self, file: FileCheck) -> pl.Expr:
+        problem, type_text, type_name = pl.col("problem"), pl.col("type"), pl.col("_type")
         encoding = "UTF-8" if file.encoding == "utf-8" else f"valid {file.encoding.upper()}"
         checks = [
             (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
@@ -144,13 +179,10 @@ class Validator:
             (type_name.is_null(),
              pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
              "type|type"),
-            (~type_name.is_in(list(self.types)),
-             pl.format("unknown type '{}'", type_name.str.slice(0, 40)), "unknown_type"),
+            (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)),
+             "unknown_type"),
         ]  # fmt: skip
-        reason = _first_of(
-            [(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks]
-        )
-        return parsed.with_columns(reason.alias("_r"), type_name.alias("_type")).unnest("_r")
+        return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
 
     # ------------------------------------------------------------------ record level
     def _check_type(
@@ -166,16 +198,19 @@ class Validator:
         if flagged.height:  # decode the rare texts the slow way, then check them again
             repaired = decode.repair(rt, flagged, self.window)
             typed = pl.concat([typed.filter(~flag), repaired])
-        accepted, rejected = self.check_typed(rt, typed, file)
+        typed = typed.with_columns(_may_have_extra(rt).alias("_extra?"))
+        keep = ["_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
+        accepted, rejected = self.check_typed(rt, typed, file, keep)
         accepted = _with_extra(self.con, rt, accepted, chunk)
         accepted, not_finite = _not_finite(rt, accepted)
         accepted, copies = _same_key(rt, accepted, file)
         return _bronze(rt, accepted, file), pl.concat([rejected, not_finite, copies])
 
     def check_typed(
-        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck
+        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck, keep: list[str] = ()
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Typed rows against the declaration and the window: (accepted, rejected).
+        """Typed rows against the declaration and the window: (accepted rows with the fields,
+        `line_no`, `_pos` and the `keep` columns; rejected rows).
 
         `typed` has the fields, `line_no`, `_pos`, and `_t_<field>` / `_bad_<field>` (the
         JSON texts and their decoding failures) when the rows come from JSON.
@@ -193,7 +228,11 @@ class Validator:
         details = failure.details()
         rejected_lines = pl.concat([flagged["line_no"], details["line_no"]])
         rejected = self._reasons(rt, typed.filter(pl.col("line_no").is_in(rejected_lines)), details)
-        return typed.filter(~pl.col("line_no").is_in(rejected_lines)), rejected.select(*REJECTED)
+        columns = [*rt.fields, "line_no", "_pos", *keep, *(c for c in typed.columns if c[0] != "_")]
+        accepted = typed.select(list(dict.fromkeys(columns))).filter(
+            ~pl.col("line_no").is_in(rejected_lines)
+        )
+        return accepted, rejected.select(*REJECTED)
 
     def _reasons(self, rt: RecordType, rows: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
         """The first failing check of each rejected row, in the declaration's order."""
@@ -216,6 +255,11 @@ class Validator:
         ]
         first = _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
         return rows.select("line_no", "_pos", first.alias("_r")).unnest("_r")
+
+
+def _covered(types: dict[str, RecordType], fields: tuple[str, ...]) -> set[str]:
+    """Record types all of whose fields are among `fields`."""
+    return {name for name, rt in types.items() if set(rt.fields) <= set(fields)}
 
 
 def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
@@ -241,7 +285,7 @@ def _first_of(cases: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
 
 def raw_texts(raw: pa.Array, positions: np.ndarray) -> pl.Series:
     """The text of some lines without their line end (invalid UTF-8 shown with U+FFFD)."""
-    lines = raw.take(pa.array(positions, pa.uint32())).to_pylist()  # quarantined lines: few
+    lines = lines_at(raw, positions)  # quarantined lines: few
     text = pl.Series([b.decode("utf-8", "replace") for b in lines], dtype=pl.String)
     return text.str.strip_suffix("\n").str.strip_suffix("\r")
 
@@ -276,37 +320,38 @@ def invalid_json_reason(text: str) -> str:
     return "invalid JSON"
 
 
-def _with_extra(
-    con: duckdb.DuckDBPyConnection, rt: RecordType, rows: pl.DataFrame, chunk: Chunk
-) -> pl.DataFrame:
-    """`extra`: the line's fields its type does not declare (a JSON object), or null.
+def _may_have_extra(rt: RecordType) -> pl.Expr:
+    """Whether a line may have fields its type does not declare.
 
-    A line is compact JSON of its known fields when its length is theirs (braces, quotes,
-    colons, commas); only the others (extra keys, spaces, escapes, nulls, or a number that may
-    have been rewritten: `1E2` is `100.0`) are looked at again by DuckDB.
+    A line is compact JSON of its known fields when its length is theirs (`"k":` and the
+    value's JSON text, a comma or brace each); the others (extra keys, but also spaces,
+    escapes, nulls, or a number DuckDB may write longer than it was: `1E2` is `100.0`, hence
+    the `.` test) are looked at again (`_with_extra`).
     """
-    known = ["type", *rt.fields]
-    sizes = [
-        pl.when(pl.col(f"_t_{k}").is_not_null()).then(
-            len(k) + 4 + pl.col(f"_t_{k}").str.len_bytes()
-        )
-        for k in rt.fields
-    ]
+    sizes = [pl.col(f"_t_{k}").str.len_bytes() + (len(k) + 4) for k in rt.fields]
     numbers = [
         pl.col(f"_t_{k}").str.contains(".", literal=True)
         for k in rt.fields
         if rt.kind(k) in ("int", "num", "obj")
     ]
     type_size = len(json.dumps(rt.name)) + len('"type":') + 1
-    compact = pl.sum_horizontal(sizes) + type_size + 1  # each "k":v and a comma, the braces
-    candidate = (pl.col("text_bytes") != compact) | pl.any_horizontal(numbers or [pl.lit(False)])
-    rows = rows.with_columns(candidate.fill_null(True).alias("_candidate"))
-    look = rows.filter(pl.col("_candidate"))
-    extra = pl.DataFrame(schema={"line_no": pl.Int64, "extra": pl.String})
-    if look.height:
-        positions = look["_pos"].to_numpy()
-        extra = extra_fields(con, look["line_no"].to_numpy(), chunk.raw.take(positions), known)
-    return rows.drop("_candidate").join(extra, on="line_no", how="left")
+    compact = pl.sum_horizontal(sizes) + type_size + 1
+    floats = pl.any_horizontal(numbers) if numbers else pl.lit(False)
+    return ((pl.col("text_bytes") != compact) | floats).fill_null(True)
+
+
+def _with_extra(
+    con: duckdb.DuckDBPyConnection, rt: RecordType, rows: pl.DataFrame, chunk: Chunk
+) -> pl.DataFrame:
+    """`extra`: the line's fields its type does not declare (a JSON object), or null.
+    Only lines that `_may_have_extra` are parsed again (by DuckDB's `json_merge_patch`)."""
+    look = rows.filter(pl.col("_extra?"))
+    rows = rows.drop("_extra?")
+    if not look.height:  # the common case: no line has fields its type does not declare
+        return rows.with_columns(pl.lit(None, pl.String).alias("extra"))
+    lines = pa.array(lines_at(chunk.raw, look["_pos"]), pa.large_binary())
+    extra = extra_fields(con, look["line_no"].to_numpy(), lines, ["type", *rt.fields])
+    return rows.join(extra, on="line_no", how="left")
 
 
 def _not_finite(rt: RecordType, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
