@@ -1,11 +1,11 @@
 """Parse a chunk of JSON Lines once, with DuckDB, into the JSON text of every known field.
 
 For each line: whether it is UTF-8 (`try(decode(raw))`) and valid JSON (`json_valid`), the JSON
-text of each field any record type declares (`json_transform` to `JSON` fields: one parse per
-line; the typing is done on these short texts by `validate`), and two 64-bit hashes of its
-bytes (exact duplicate lines). Whether a line is blank or an object comes from its first
-bytes (numpy), and its unknown fields (`extra`) from a second DuckDB pass over the few lines
-that may have some (`extra_fields`).
+text of each field its record type declares (`json_transform` to `JSON` fields: one parse per
+line; the typing is done on these short texts by `validate`), and a 64-bit hash of its bytes
+(is a line with the key of an earlier one the same text?). Whether a line is blank or an
+object comes from its first bytes (numpy), and its unknown fields (`extra`) from a second
+DuckDB pass over the few lines that may have some (`extra_fields`).
 
 DuckDB is lenient where strict JSON is not: `NaN`/`Infinity` are accepted (the field decoding
 names them), trailing commas are accepted, and a key given twice keeps its first value.
@@ -43,7 +43,6 @@ parsed as (
 select
     line_no,
     hash(raw) as h1,
-    hash(raw, 'duplirank') as h2,
     txt is not null as utf8,
     valid,
     case when valid then json_transform(txt, '{spec}') end as f
@@ -75,9 +74,10 @@ def parse_chunk(
     raw: pa.Array,
     fields: tuple[str, ...] = FIELDS,
 ) -> pl.DataFrame:
-    """One row per line: line_no, h1, h2, problem (null for a JSON object: `not_utf8`,
-    `empty_line`, `invalid_json`, `not_object`), the JSON text of each of `fields` (null when
-    absent or null; `type` always), text_bytes (the line's length without its line end)."""
+    """One row per line: line_no, h1 (a hash of the line), problem (null for a JSON
+    object; else `not_utf8`, `empty_line`, `invalid_json` or `not_object`), the JSON text of
+    each of `fields` (null when absent or null; `type` always), text_bytes (the line's length
+    without its line end)."""
     chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
     query = QUERY.format(spec=_spec(sorted({"type", *fields})))
     frame = pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f")

@@ -37,15 +37,21 @@ def assign_partition(
         rows = rows.join(known, on=rt.parent.column, how="left", maintain_order="left")
         return rows.with_columns(pl.col("_parent_month").alias("month")).drop("_parent_month")
     if record_type == "simultane.deal":
-        month = month_expr("tournament_start", timezone)
-    elif record_type == "ff.match":
+        return _per_value(rows, "tournament_start", month_expr("tournament_start", timezone))
+    if record_type == "ff.match":
         opts = dataclasses.replace(ff or FaceAFaceOptions(), timezone=timezone)
-        month = match_month_expr(opts)
-    elif record_type == "bridge.event":
-        month = pl.col("date").dt.strftime("%Y-%m")
-    else:
-        raise AssertionError(record_type)
-    return rows.with_columns(month.alias("month"))
+        return rows.with_columns(match_month_expr(opts).alias("month"))
+    if record_type == "bridge.event":
+        return _per_value(rows, "date", pl.col("date").dt.strftime("%Y-%m"))
+    raise AssertionError(record_type)
+
+
+def _per_value(rows: pl.DataFrame, column: str, month: pl.Expr) -> pl.DataFrame:
+    """`month` computed once per distinct value of `column` (a tournament's deals share
+    their start: formatting each row's month was most of the cost)."""
+    values = rows.select(pl.col(column).unique()).with_columns(month.alias("month"))
+    mapped = pl.col(column).replace_strict(values[column], values["month"], default=None)
+    return rows.with_columns(mapped.alias("month"))
 
 
 def parent_keys(record_type: str, rows: pl.DataFrame) -> pl.DataFrame:

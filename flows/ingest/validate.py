@@ -13,6 +13,7 @@ to tell a NUL byte or a lone surrogate from other errors.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -36,38 +37,46 @@ LONE_SURROGATE = re.compile(
 
 
 class Seen:
-    """The first line of each hash pair seen so far in a file: sorted arrays, so a chunk is
-    looked up and merged in with sorts of nearly sorted data (24 bytes per distinct line)."""
+    """The first line of each hash pair seen so far in a file, and a value kept with it:
+    sorted arrays, so a chunk is looked up and merged in with sorts of nearly sorted data
+    (32 bytes per distinct key)."""
 
     def __init__(self) -> None:
         self.h1 = np.empty(0, np.uint64)
         self.h2 = np.empty(0, np.uint64)
         self.line = np.empty(0, np.int64)
+        self.kept = np.empty(0, np.uint64)
 
-    def first_lines(self, h1: np.ndarray, h2: np.ndarray, line_no: np.ndarray) -> np.ndarray:
-        """For each row (rows in line order), the first line of the file with the same
-        hashes: its own when it is the first."""
+    def first_lines(
+        self, h1: np.ndarray, h2: np.ndarray, line_no: np.ndarray, kept: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For each row (rows in line order): the first line of the file with the same
+        hashes (its own when it is the first), and the value kept with that first line."""
+        kept = np.zeros(len(line_no), np.uint64) if kept is None else kept
         if not len(line_no):
-            return line_no
+            return line_no, kept
         order = np.argsort(h1, kind="stable")  # equal hashes stay in line order
-        s1, s2, lines = h1[order], h2[order], line_no[order]
+        s1, s2, lines, values = h1[order], h2[order], line_no[order], kept[order]
         starts = np.r_[True, s1[1:] != s1[:-1]]
         head = np.maximum.accumulate(np.where(starts, np.arange(len(s1)), 0))
-        same = s2 == s2[head]  # a different h2 under the same h1 is not the same line
+        same = s2 == s2[head]  # a different h2 under the same h1 is not the same key
         first = np.where(same, lines[head], lines)
+        first_kept = np.where(same, values[head], values)
         new = starts | ~same
         if len(self.h1):
             i = np.minimum(np.searchsorted(self.h1, s1), len(self.h1) - 1)
             hit = (self.h1[i] == s1) & (self.h2[i] == s2)
             first = np.where(hit, self.line[i], first)
+            first_kept = np.where(hit, self.kept[i], first_kept)
             new &= ~hit
         merged = np.argsort(np.concatenate([self.h1, s1[new]]), kind="stable")  # two runs
         self.h1 = np.concatenate([self.h1, s1[new]])[merged]
         self.h2 = np.concatenate([self.h2, s2[new]])[merged]
         self.line = np.concatenate([self.line, lines[new]])[merged]
-        out = np.empty_like(first)
-        out[order] = first
-        return out
+        self.kept = np.concatenate([self.kept, values[new]])[merged]
+        out, out_kept = np.empty_like(first), np.empty_like(first_kept)
+        out[order], out_kept[order] = first, first_kept
+        return out, out_kept
 
 
 @dataclass
@@ -149,19 +158,11 @@ class Validator:
         self, parsed: pl.DataFrame, file: FileCheck
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(lines that are records of a known type, with `_type`; the other lines' REJECTED
-        rows: not text, blank, an exact copy of an earlier line, not JSON, no known type)."""
-        problem = pl.col("problem")
-        has_text = ~parsed["problem"].is_in(["not_utf8", "empty_line"]).fill_null(False)
-        eligible = has_text.to_numpy()
-        line_no = parsed["line_no"].to_numpy()
-        first = line_no.copy()
-        first[eligible] = file.lines.first_lines(
-            parsed["h1"].to_numpy()[eligible], parsed["h2"].to_numpy()[eligible], line_no[eligible]
-        )
+        rows: not text, blank, not JSON, no known type)."""
         type_name = decode.string_value(pl.col("type"))
-        parsed = parsed.with_columns(pl.Series("_first", first), type_name.alias("_type"))
+        parsed = parsed.with_columns(type_name.alias("_type"))
         known = pl.col("_type").is_in(list(self.types)).fill_null(False)
-        record = problem.is_null() & (pl.col("_first") == pl.col("line_no")) & known
+        record = pl.col("problem").is_null() & known
         good, bad = parsed.filter(record), parsed.filter(~record)
         return good, bad.select("line_no", "_pos", self._line_reason(file).alias("_r")).unnest("_r")
 
@@ -171,8 +172,6 @@ class Validator:
         checks = [
             (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
             (problem == "empty_line", pl.lit("empty line"), "empty_line"),
-            (pl.col("_first") < pl.col("line_no"),
-             pl.format("duplicate of line {}", "_first"), "duplicate_line"),
             (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
             (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
             (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
@@ -190,7 +189,7 @@ class Validator:
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(accepted bronze rows, rejected rows) of the lines of one record type."""
         texts = [pl.col(f).alias(f"_t_{f}") for f in rt.fields]
-        rows = part.select("line_no", "_pos", "text_bytes", *texts)
+        rows = part.select("line_no", "_pos", "text_bytes", "h1", *texts)
         typed = decode.typed(rt, rows, self.window)
         flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
         flag = pl.any_horizontal(flags)
@@ -199,7 +198,7 @@ class Validator:
             repaired = decode.repair(rt, flagged, self.window)
             typed = pl.concat([typed.filter(~flag), repaired])
         typed = typed.with_columns(_may_have_extra(rt).alias("_extra?"))
-        keep = ["_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
+        keep = ["h1", "_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
         accepted, rejected = self.check_typed(rt, typed, file, keep)
         accepted = _with_extra(self.con, rt, accepted, chunk)
         accepted, not_finite = _not_finite(rt, accepted)
@@ -285,15 +284,45 @@ def _first_of(cases: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
 
 def raw_texts(raw: pa.Array, positions: np.ndarray) -> pl.Series:
     """The text of some lines without their line end (invalid UTF-8 shown with U+FFFD)."""
-    lines = lines_at(raw, positions)  # quarantined lines: few
+    return _texts(lines_at(raw, positions))  # quarantined lines: few
+
+
+def _texts(lines: list[bytes]) -> pl.Series:
     text = pl.Series([b.decode("utf-8", "replace") for b in lines], dtype=pl.String)
     return text.str.strip_suffix("\n").str.strip_suffix("\r")
 
 
+NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
+
+
+def _copies_of_rejected(rows: pl.DataFrame, lines: list[bytes], file: FileCheck) -> pl.DataFrame:
+    """`duplicate of line N` for rejected lines whose text an earlier rejected line had
+    (an accepted line's copy is found by its key, `_same_key`)."""
+    eligible = ~rows["rule"].is_in(NOT_COPIES).to_numpy()
+    if not eligible.any():
+        return rows
+    digests = [hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=16).digest() for line in lines]
+    h = np.frombuffer(b"".join(digests), dtype=np.uint64).reshape(-1, 2)
+    line_no = rows["line_no"].to_numpy()
+    first = line_no.copy()
+    first[eligible], _ = file.lines.first_lines(
+        np.ascontiguousarray(h[eligible, 0]), np.ascontiguousarray(h[eligible, 1]),
+        line_no[eligible],
+    )  # fmt: skip
+    copy = pl.Series(first < line_no)
+    return rows.with_columns(
+        pl.when(copy).then(pl.format("duplicate of line {}", pl.Series(first))).otherwise("reason")
+        .alias("reason"),
+        pl.when(copy).then(pl.lit("duplicate_line")).otherwise("rule").alias("rule"),
+    )  # fmt: skip
+
+
 def _with_raw(rejected: pl.DataFrame, chunk: Chunk, file: FileCheck) -> pl.DataFrame:
-    """Quarantine rows: the rejected lines with their text (invalid JSON explained)."""
-    text = raw_texts(chunk.raw, rejected["_pos"].to_numpy())
-    rows = rejected.with_columns(raw=text)
+    """Quarantine rows: the rejected lines with their text; a line that is the same text as
+    an earlier rejected line of the file is its `duplicate`; invalid JSON explained."""
+    lines = lines_at(chunk.raw, rejected["_pos"])
+    rows = rejected.with_columns(raw=_texts(lines))
+    rows = _copies_of_rejected(rows, lines, file)
     json_rows = rows["rule"] == "invalid_json"
     if json_rows.any():
         explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
@@ -403,20 +432,31 @@ def _holds_constant(value) -> bool:
 def _same_key(
     rt: RecordType, rows: pl.DataFrame, file: FileCheck
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Rows whose key an earlier line of the file already had: `conflicting duplicate`."""
+    """Rows whose key an earlier line of the file already had: `duplicate of line N` when the
+    line is the same text (its hash, `h1`), else `conflicting duplicate of line N`."""
     key = pl.struct(list(rt.key))
-    hashes = rows.select(key.hash(seed=0).alias("h1"), key.hash(seed=1).alias("h2"))
+    hashes = rows.select(key.hash(seed=0).alias("k1"), key.hash(seed=1).alias("k2"))
     seen = file.keys.setdefault(rt.name, Seen())
-    first = seen.first_lines(
-        hashes["h1"].to_numpy(), hashes["h2"].to_numpy(), rows["line_no"].to_numpy()
+    first, first_text = seen.first_lines(
+        hashes["k1"].to_numpy(),
+        hashes["k2"].to_numpy(),
+        rows["line_no"].to_numpy(),
+        rows["h1"].to_numpy(),
     )
-    rows = rows.with_columns(pl.Series("_first", first, dtype=pl.Int64))
+    rows = rows.with_columns(
+        pl.Series("_first", first, dtype=pl.Int64),
+        (pl.Series(first_text) == pl.col("h1")).alias("_same_text"),
+    )
     copy = pl.col("_first") < pl.col("line_no")
     same = ", ".join(rt.key)
     copies = rows.filter(copy).select(
         "line_no",
         "_pos",
-        pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first").alias("reason"),
-        pl.lit("duplicate_key").alias("rule"),
-    )
-    return rows.filter(~copy).drop("_first"), copies
+        pl.when("_same_text")
+        .then(pl.format("duplicate of line {}", "_first"))
+        .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first"))
+        .alias("reason"),
+        pl.when("_same_text").then(pl.lit("duplicate_line")).otherwise(pl.lit("duplicate_key"))
+        .alias("rule"),
+    )  # fmt: skip
+    return rows.filter(~copy).drop("_first", "_same_text"), copies

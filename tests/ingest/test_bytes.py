@@ -157,3 +157,23 @@ def test_an_empty_file(tmp_path):
     result, wh = run(tmp_path, path)
     assert [(f.status, f.lines_read) for f in result.files] == [("empty", 0)]
     assert not wh.files("quarantine")
+
+
+def test_copies_are_found_across_chunks_of_a_file(tmp_path):
+    missing = dumps({k: v for k, v in deal("x").items() if k != "player_id"})
+    lines = [GOOD[0], "{bad", missing, *GOOD[1:30]]
+    lines += [GOOD[0], "{bad", dumps(deal("p0", made=1)), missing, "", "", GOOD[1]]
+    path = write(tmp_path / "day.jsonl", lines)
+    _, wh = run(tmp_path, path, ingest={"chunk_bytes": 512})
+    assert reasons(wh, path) == [
+        (2, "invalid JSON"),
+        (3, "missing field player_id"),
+        (33, "duplicate of line 1"),
+        (34, "duplicate of line 2"),
+        (35, "conflicting duplicate of line 1 (same tournament_id, deal_no, player_id)"),
+        (36, "duplicate of line 3"),
+        (37, "empty line"),
+        (38, "empty line"),
+        (39, "duplicate of line 4"),
+    ]
+    assert_total(wh, path)
