@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import dataframely as dy
@@ -283,19 +284,30 @@ class RecordType:
     def bronze_name(self) -> str:
         return self.name.replace(".", "_")
 
-    @property
+    @cached_property
     def fields(self) -> dict[str, dy.Column]:
         """The record's own fields (the declaration also checks `line_no`)."""
         return {k: v for k, v in self.declaration.columns().items() if k not in BRONZE_META}
 
+    @cached_property
+    def kinds(self) -> dict[str, str]:
+        return {
+            name: (column.metadata or {}).get("kind") or KINDS[type(column)]
+            for name, column in self.fields.items()
+        }
+
     def kind(self, field: str) -> str:
         """How the JSON value is decoded: str, int, bool, ts, date, num or obj (JSON text)."""
-        column = self.fields[field]
-        return (column.metadata or {}).get("kind") or KINDS[type(column)]
+        return self.kinds[field]
 
     def schema(self) -> dict[str, pl.DataType]:
         """Bronze columns: the fields, then the metadata of the line they came from."""
         return {name: col.dtype for name, col in self.fields.items()} | BRONZE_META
+
+    @cached_property
+    def column_names(self) -> list[str]:
+        """The columns the declaration checks (`line_no` and the fields)."""
+        return self.declaration.column_names()
 
     def rules(self) -> list[tuple[str, str | None, pl.Expr]]:
         """(dataframely rule name, field or None, reason) in the order reasons are chosen:

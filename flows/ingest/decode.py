@@ -14,6 +14,8 @@ range: the reason names the value as written); a timestamp is ISO-8601 with a UT
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 
 from flows.ingest.options import Window
@@ -88,11 +90,19 @@ def repaired_value(rt: RecordType, field: str) -> pl.Expr | None:
 def typed(rt: RecordType, rows: pl.DataFrame, window: Window | None) -> pl.DataFrame:
     """Each field's value, `_bad_<field>` (given, not decoded) and `_out_<field>` (times and
     dates outside the window). `_bad_` rows go through `repair` before they are rejected."""
-    rows = rows.with_columns(fast_value(rt, field).alias(field) for field in rt.fields)
+    values, flags = _typed_exprs(rt)
+    return rows.with_columns(values).with_columns(*flags, *window_flags(rt, window))
+
+
+@cache
+def _typed_exprs(rt: RecordType) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    """(values, `_bad_` flags): built once per record type, used for every chunk."""
+    values = [fast_value(rt, field).alias(field) for field in rt.fields]
     bad = [(text(f).is_not_null() & pl.col(f).is_null()).alias(f"_bad_{f}") for f in rt.fields]
-    return rows.with_columns(*bad, *window_flags(rt, window))
+    return values, bad
 
 
+@cache
 def window_flags(rt: RecordType, window: Window | None) -> list[pl.Expr]:
     """`_out_<field>`: a time or date given outside the plausible window."""
     if window is None:

@@ -274,9 +274,9 @@ class _LineSplitter:
                 block = block[end + 1 :]
             data = carry + block if carry else block
             end = data.rfind(b"\n") + 1
-            carry = data[end:]
+            carry = data[end:]  # the start of a line: small
             if end:
-                chunk = self._chunk(data[:end])
+                chunk = self._chunk(memoryview(data)[:end])  # no copy of the block
                 chunk.special[:0], pending = pending, []
                 yield chunk
             if len(carry) > self.limit:
@@ -299,7 +299,7 @@ class _LineSplitter:
         if chunk.lines:
             yield chunk
 
-    def _chunk(self, data: bytes) -> Chunk:
+    def _chunk(self, data: bytes | memoryview) -> Chunk:
         """The lines of `data` (complete lines: it ends with `\\n`)."""
         ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
         offsets = np.concatenate([np.zeros(1, np.int64), ends.astype(np.int64)])

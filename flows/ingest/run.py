@@ -190,12 +190,21 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
     report = ctx.sink.reports[index]
     stream = FileStream(path, path.name, ctx.opts)
     check = FileCheck(str(path), report.delivery)
-    for chunk in prefetch(stream.chunks()):
-        check.encoding = stream.encoding
-        checked = ctx.validator.check(chunk, check)
-        report.lines_read += chunk.lines
-        ctx.lines += chunk.lines
-        ctx.sink.add(index, checked, chunk)
+    cursor = ctx.validator.con.cursor()  # parses in the reader thread, one chunk ahead
+
+    def parsed():
+        for chunk in stream.chunks():
+            check.encoding = stream.encoding
+            yield chunk, ctx.validator.parse(chunk, check, cursor)
+
+    try:
+        for chunk, parse in prefetch(parsed()):
+            checked = ctx.validator.check(chunk, check, parse)
+            report.lines_read += chunk.lines
+            ctx.lines += chunk.lines
+            ctx.sink.add(index, checked, chunk)
+    finally:
+        cursor.close()
     report.sha256 = stream.sha256
 
 

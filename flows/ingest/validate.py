@@ -17,6 +17,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
+from typing import NamedTuple
 
 import duckdb
 import numpy as np
@@ -91,6 +93,11 @@ class FileCheck:
     keys: dict[str, Seen] = field(default_factory=dict)
 
 
+class Parsed(NamedTuple):
+    frame: pl.DataFrame  # `parse_chunk`'s rows, with their position in the chunk (`_pos`)
+    fields: tuple[str, ...]  # the fields it asked for
+
+
 @dataclass
 class Checked:
     rows: dict[str, pl.DataFrame]  # record type -> bronze-shaped rows (`month` null, `_pos`)
@@ -112,9 +119,17 @@ class Validator:
     def close(self) -> None:
         self.con.close()
 
-    def check(self, chunk: Chunk, file: FileCheck) -> Checked:
+    def parse(
+        self, chunk: Chunk, file: FileCheck, con: duckdb.DuckDBPyConnection | None = None
+    ) -> Parsed:
+        """The DuckDB parse of a chunk (`con`: a cursor of this validator's connection, when
+        it runs in another thread: the next chunk is parsed while this one is checked)."""
         fields = file.fields or FIELDS  # after a file's first chunk: its record types' fields
-        parsed = parse_chunk(self.con, chunk.line_no, chunk.raw, fields).with_row_index("_pos")
+        frame = parse_chunk(con or self.con, chunk.line_no, chunk.raw, fields)
+        return Parsed(frame.with_row_index("_pos"), fields)
+
+    def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
+        parsed, fields = parsed or self.parse(chunk, file)
         good, bad = self._line_checks(parsed, file)
         rejected = [bad]
         rows = {}
@@ -164,24 +179,8 @@ class Validator:
         known = pl.col("_type").is_in(list(self.types)).fill_null(False)
         record = pl.col("problem").is_null() & known
         good, bad = parsed.filter(record), parsed.filter(~record)
-        return good, bad.select("line_no", "_pos", self._line_reason(file).alias("_r")).unnest("_r")
-
-    def _line_reason(self, file: FileCheck) -> pl.Expr:
-        problem, type_text, type_name = pl.col("problem"), pl.col("type"), pl.col("_type")
-        encoding = "UTF-8" if file.encoding == "utf-8" else f"valid {file.encoding.upper()}"
-        checks = [
-            (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
-            (problem == "empty_line", pl.lit("empty line"), "empty_line"),
-            (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
-            (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
-            (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
-            (type_name.is_null(),
-             pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
-             "type|type"),
-            (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)),
-             "unknown_type"),
-        ]  # fmt: skip
-        return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
+        reason = _line_reason(file.encoding).alias("_r")
+        return good, bad.select("line_no", "_pos", reason).unnest("_r")
 
     # ------------------------------------------------------------------ record level
     def _check_type(
@@ -197,7 +196,7 @@ class Validator:
         if flagged.height:  # decode the rare texts the slow way, then check them again
             repaired = decode.repair(rt, flagged, self.window)
             typed = pl.concat([typed.filter(~flag), repaired])
-        typed = typed.with_columns(_may_have_extra(rt).alias("_extra?"))
+        typed = typed.with_columns(_may_have_extra(rt))
         keep = ["h1", "_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
         accepted, rejected = self.check_typed(rt, typed, file, keep)
         accepted = _with_extra(self.con, rt, accepted, chunk)
@@ -223,7 +222,7 @@ class Validator:
             typed = typed.with_columns(decode.window_flags(rt, self.window))
         flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
         flagged = typed.filter(pl.any_horizontal(flags))
-        _, failure = rt.declaration.filter(typed.select(rt.declaration.column_names()))
+        _, failure = rt.declaration.filter(typed.select(rt.column_names))
         details = failure.details()
         rejected_lines = pl.concat([flagged["line_no"], details["line_no"]])
         rejected = self._reasons(rt, typed.filter(pl.col("line_no").is_in(rejected_lines)), details)
@@ -237,23 +236,26 @@ class Validator:
         """The first failing check of each rejected row, in the declaration's order."""
         if not rows.height:
             return pl.DataFrame(schema=REJECTED)
-        rule_columns = [c for c in details.columns if c not in rt.declaration.column_names()]
+        rule_columns = [c for c in details.columns if c not in rt.column_names]
         rows = rows.join(details.select("line_no", *rule_columns), on="line_no", how="left")
-        checks = []
-        rules = rt.rules()
-        for name in rt.fields:
-            checks.append((pl.col(f"_bad_{name}"), decode.decode_reason(rt, name), f"{name}|type"))
-            checks += [
-                (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f == name
-            ]
-            if f"_out_{name}" in rows.columns:
-                reason = decode.window_reason(name, self.window)
-                checks.append((pl.col(f"_out_{name}"), reason, f"{name}|window"))
+        return rows.select("line_no", "_pos", _reason(rt, self.window).alias("_r")).unnest("_r")
+
+
+@cache
+def _reason(rt: RecordType, window: Window | None) -> pl.Expr:
+    """(reason, rule) of the first failing check of a rejected row (built once per type)."""
+    checks = []
+    rules = rt.rules()
+    for name in rt.fields:
+        checks.append((pl.col(f"_bad_{name}"), decode.decode_reason(rt, name), f"{name}|type"))
         checks += [
-            (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f is None
+            (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f == name
         ]
-        first = _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
-        return rows.select("line_no", "_pos", first.alias("_r")).unnest("_r")
+        if window is not None and rt.kind(name) in ("ts", "date"):
+            reason = decode.window_reason(name, window)
+            checks.append((pl.col(f"_out_{name}"), reason, f"{name}|window"))
+    checks += [(pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f is None]
+    return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
 
 
 def _covered(types: dict[str, RecordType], fields: tuple[str, ...]) -> set[str]:
@@ -272,6 +274,26 @@ def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataF
         pl.lit(file.delivery, pl.Int64).alias("delivery"),
         "_pos",
     )
+
+
+@cache
+def _line_reason(encoding: str) -> pl.Expr:
+    """(reason, rule) of a line that is no record of a known type (built once)."""
+    problem, type_text, type_name = pl.col("problem"), pl.col("type"), pl.col("_type")
+    encoding = "UTF-8" if encoding == "utf-8" else f"valid {encoding.upper()}"
+    checks = [
+        (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
+        (problem == "empty_line", pl.lit("empty line"), "empty_line"),
+        (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
+        (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
+        (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
+        (type_name.is_null(),
+         pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
+         "type|type"),
+        (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)),
+         "unknown_type"),
+    ]  # fmt: skip
+    return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
 
 
 def _first_of(cases: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
@@ -349,6 +371,7 @@ def invalid_json_reason(text: str) -> str:
     return "invalid JSON"
 
 
+@cache
 def _may_have_extra(rt: RecordType) -> pl.Expr:
     """Whether a line may have fields its type does not declare.
 
@@ -366,7 +389,7 @@ def _may_have_extra(rt: RecordType) -> pl.Expr:
     type_size = len(json.dumps(rt.name)) + len('"type":') + 1
     compact = pl.sum_horizontal(sizes) + type_size + 1
     floats = pl.any_horizontal(numbers) if numbers else pl.lit(False)
-    return ((pl.col("text_bytes") != compact) | floats).fill_null(True)
+    return ((pl.col("text_bytes") != compact) | floats).fill_null(True).alias("_extra?")
 
 
 def _with_extra(

@@ -17,11 +17,11 @@ def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_pa
     real = Validator.check
     calls = []
 
-    def interrupted(self, chunk, file):
+    def interrupted(self, chunk, file, parsed=None):
         calls.append(1)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(self, chunk, file)
+        return real(self, chunk, file, parsed)
 
     monkeypatch.setattr(Validator, "check", interrupted)
     with pytest.raises(KeyboardInterrupt):
