@@ -17,6 +17,13 @@ class IngestOptions:
     chunk_bytes: int = 16 * 2**20
     max_line_bytes: int = 2**20
 
+    def __post_init__(self) -> None:
+        if self.days_ahead < 0:
+            raise ValueError(f"ingest.days_ahead must be 0 or more, not {self.days_ahead}")
+        for name in ("chunk_bytes", "max_line_bytes"):
+            if getattr(self, name) < 64:
+                raise ValueError(f"ingest.{name} must be at least 64, not {getattr(self, name)}")
+
 
 @dataclass(frozen=True)
 class Window:
