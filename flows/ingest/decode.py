@@ -121,14 +121,16 @@ def window_flags(rt: RecordType, window: Window | None) -> list[pl.Expr]:
 
 def repair(rt: RecordType, rows: pl.DataFrame, window: Window | None) -> pl.DataFrame:
     """Rows with a field `fast_value` did not decode, decoded the slow way where it can be."""
-    for field in rt.fields:
-        slow = repaired_value(rt, field)
-        if slow is None or not rows[f"_bad_{field}"].any():
-            continue
-        rows = rows.with_columns(pl.coalesce(field, slow).alias(field)).with_columns(
-            (text(field).is_not_null() & pl.col(field).is_null()).alias(f"_bad_{field}")
-        )
-    return rows.with_columns(window_flags(rt, window))
+    values, flags = _repair_exprs(rt)
+    return rows.with_columns(values).with_columns(*flags, *window_flags(rt, window))
+
+
+@cache
+def _repair_exprs(rt: RecordType) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    fields = [f for f in rt.fields if repaired_value(rt, f) is not None]
+    values = [pl.coalesce(f, repaired_value(rt, f)).alias(f) for f in fields]
+    bad = [(text(f).is_not_null() & pl.col(f).is_null()).alias(f"_bad_{f}") for f in fields]
+    return values, bad
 
 
 def decode_reason(rt: RecordType, field: str) -> pl.Expr:

@@ -40,7 +40,8 @@ class IngestResult:
     files: list[FileReport] = field(default_factory=list)
     # record type -> months that received rows in this run
     months: dict[str, set[str]] = field(default_factory=dict)
-    quarantined: pl.DataFrame | None = None  # per rule: lines, an example reason, reasons
+    # this run's quarantined lines per rule: (rule, lines, an example reason, distinct reasons)
+    quarantined: list[tuple[str, int, str, int]] = field(default_factory=list)
     replayed: int = 0  # quarantined lines moved to bronze (late parents, replay)
 
     def touched(self, *record_types: str) -> set[str]:
@@ -253,19 +254,16 @@ def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
         ctx.tx.put(layer, table, partition, pl.concat(scans, how="diagonal_relaxed"))
 
 
-def _quarantine_counts(ctx: Context) -> pl.DataFrame:
+def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
     """This run's quarantined lines by rule: how many, one reason as an example."""
     files = [
         ctx.wh.root / op["file"]
         for op in ctx.tx.ops
         if op.get("table") == "quarantine" and op["op"] == "add"
     ]
-    empty = pl.DataFrame(
-        schema={"rule": pl.String, "lines": pl.UInt32, "example": pl.String, "reasons": pl.UInt32}
-    )
     if not files:
-        return empty
-    return (
+        return []
+    counts = (
         pl.scan_parquet(files)
         .group_by("rule")
         .agg(
@@ -276,3 +274,4 @@ def _quarantine_counts(ctx: Context) -> pl.DataFrame:
         .sort("lines", "rule", descending=[True, False])
         .collect()
     )
+    return counts.rows()

@@ -26,12 +26,12 @@ def ingest_text(result: IngestResult) -> str:
         f"rows quarantined: {rejected}"
     ]
     counts = result.quarantined
-    if counts is not None and counts.height:
+    if counts:
         shown = [
             f"{n} × {example}" if reasons == 1 else f"{n} × {rule} (e.g. {example})"
-            for rule, n, example, reasons in counts.head(SHOWN_REASONS).iter_rows()
+            for rule, n, example, reasons in counts[:SHOWN_REASONS]
         ]
-        more = counts.height - SHOWN_REASONS
+        more = len(counts) - SHOWN_REASONS
         lines.append(
             "quarantined by reason: " + "; ".join(shown) + (f"; … {more} more" if more > 0 else "")
         )

@@ -382,7 +382,7 @@ def _may_have_extra(rt: RecordType) -> pl.Expr:
     """
     sizes = [pl.col(f"_t_{k}").str.len_bytes() + (len(k) + 4) for k in rt.fields]
     numbers = [
-        pl.col(f"_t_{k}").str.contains(".", literal=True)
+        pl.col(f"_t_{k}").str.contains(".", literal=True).fill_null(False)
         for k in rt.fields
         if rt.kind(k) in ("int", "num", "obj")
     ]
