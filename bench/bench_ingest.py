@@ -74,6 +74,7 @@ print(json.dumps(result))
 GENERATE = r"""
 import sys
 sys.path.insert(0, {root!r})
+from datetime import date
 from pathlib import Path
 from flows.generate import _write
 from flows.generate_simultane import simultane_log
