@@ -161,11 +161,18 @@ def _ingest_input(ctx: Context, item: Input) -> None:
         report.status = item.skip
         ctx.sink.open(report)
         return
+    mark = ctx.sink.mark()
     try:
         _read_file(ctx, path, report)
     except OSError as err:  # unreadable on disk (permissions, vanished): retried next run
         report.status = f"error: {err.strerror or err}"
         report.lines_read = report.rows_accepted = report.rows_quarantined = 0
+        report.delivery = None
+        opened = [i for i, r in enumerate(ctx.sink.reports) if r is report]
+        if opened:
+            ctx.sink.undo(opened[0], mark)
+        else:  # it failed before it was opened (hashing a possible copy)
+            ctx.sink.open(report)
 
 
 def _read_file(ctx: Context, path: Path, report: FileReport) -> None:

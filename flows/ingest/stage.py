@@ -59,6 +59,7 @@ class Sink:
     ff: FaceAFaceOptions | None = None
     reports: list[FileReport] = field(default_factory=list)
     readable: set[int] = field(default_factory=set)  # reports with a line that could be read
+    failed: set[int] = field(default_factory=set)  # reports whose file could not be read whole
     months: dict[str, set[str]] = field(default_factory=dict)  # record type -> months written
     new_parents: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     _bronze_parents: dict[str, pl.DataFrame] = field(default_factory=dict)
@@ -77,6 +78,19 @@ class Sink:
     def open(self, report: FileReport) -> int:
         self.reports.append(report)
         return len(self.reports) - 1
+
+    def mark(self) -> tuple[int, dict[str, int]]:
+        """Where the run's staging stands (to undo a file that fails to be read)."""
+        return len(self.tx.ops), {k: len(v) for k, v in self.new_parents.items()}
+
+    def undo(self, index: int, mark: tuple[int, dict[str, int]]) -> None:
+        """Forget what file `index` staged since `mark`: a file that could not be read to its
+        end is read again whole next run (its written files are removed as garbage then)."""
+        ops, parents = mark
+        del self.tx.ops[ops:]
+        for record_type, frames in self.new_parents.items():
+            del frames[parents.get(record_type, 0) :]
+        self.failed.add(index)
 
     # ------------------------------------------------------------------ rows of a chunk
     def add(self, index: int, checked: Checked, chunk: Chunk | None) -> None:
@@ -185,6 +199,7 @@ class Sink:
                 parents = self.parents(parent.record_type)
                 for part in parts:
                     rows = part if isinstance(part, pl.DataFrame) else pl.read_parquet(part)
+                    rows = rows.filter(~pl.col("_file").is_in(list(self.failed)))
                     self._settle(record_type, rows, parents)
             self._held = {}
             self._stage_quarantine()
@@ -228,7 +243,8 @@ class Sink:
             },
             schema={"_file": pl.Int64, "file": pl.String, "sha256": pl.String},
         )
-        rows = pl.concat(parts).join(files, on="_file", how="left")
+        rows = pl.concat(parts).filter(~pl.col("_file").is_in(list(self.failed)))
+        rows = rows.join(files, on="_file", how="left")
         rows = rows.with_columns(pl.lit(self.now).alias("ingested_at"))
         self.tx.add(
             "quarantine", "quarantine", self.ingest_partition, rows.select(*QUARANTINE_TABLE_SCHEMA)
