@@ -4,8 +4,8 @@ Two uses: every ingest run replays the children quarantined as `unknown match X`
 event X` whose parent X it has just read (late parents: the child's file is never re-sent),
 and `duplirank ingest --replay-quarantine [--reason TEXT]` replays every quarantined line
 (whose reason contains TEXT) after a fix or a rule change. A line keeps its file, line number
-and delivery; it is removed from the quarantine table when it passes, and stays (with its
-reason as of now) when it does not. A file quarantined whole is read again from its kept bytes;
+and delivery; it is removed from the quarantine table when it passes; when it does not, its
+row is replaced by one with its reason as of now (in the replay's month of ingestion). A file quarantined whole is read again from its kept bytes;
 once one of its lines can be read, its bytes are no longer kept. Each replayed file gets an
 ingest log row `replayed` (lines_read = lines replayed, rows_accepted = moved to bronze).
 
