@@ -48,7 +48,7 @@ from floor import t_sort_runs, timed  # noqa: E402  (bench/ is the script's fold
 
 from flows.synthetic.bridge import bridge_records  # noqa: E402
 from transforms.bridge.event import score_events  # noqa: E402
-from transforms.records import RECORD_TYPES  # noqa: E402
+from transforms.record_types import RECORD_TYPES  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "results" / "bridge.json"

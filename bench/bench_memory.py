@@ -30,7 +30,7 @@ import polars as pl  # noqa: E402
 
 from bench_simultane import MONTH_START, generate  # noqa: E402
 
-from flows.warehouse import Warehouse  # noqa: E402
+from flows.storage.warehouse import Warehouse  # noqa: E402
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; bef
 import polars as pl  # noqa: E402
 # isort: on
 
-from flows.warehouse import Warehouse  # noqa: E402
+from flows.storage.warehouse import Warehouse  # noqa: E402
 
 
 def publish(root: Path, rows: int) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from flows import progress
-from flows.warehouse import UserError
+from flows.errors import UserError
 
 SUMMARY_KEY = "duplirank-run-summary"
 MAX_REASONS = 12

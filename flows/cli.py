@@ -141,18 +141,30 @@ def _finish_run(settings, summary) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from flows.nightly import run_ingest
+    from flows.runs import ingest_run, replay_run
 
     settings = _settings(args)
-    _new_folder_allowed(settings.warehouse, "warehouse")
-    paths = [Path(p) for p in args.paths]
-    for path in paths:
-        if not path.exists():
-            raise UserError(f"no such file or folder: {path}")
-    _start_log("ingest", settings)
-    with progress.stage("ingest", unit="files") as bar:
-        summary = run_ingest(settings, paths)
-        progress.count_ingest(bar, summary.ingest)
+    if args.replay_quarantine:
+        if args.paths:
+            raise UserError("--replay-quarantine reads the quarantine, not files: give no PATH")
+        _existing_folder(settings.warehouse, "warehouse")
+        _start_log("ingest", settings)
+        with progress.stage("replay quarantine"):
+            summary = replay_run(settings, args.reason)
+    else:
+        if not args.paths:
+            raise UserError("give the files or folders to ingest (or --replay-quarantine)")
+        if args.reason is not None:
+            raise UserError("--reason goes with --replay-quarantine")
+        _new_folder_allowed(settings.warehouse, "warehouse")
+        paths = [Path(p) for p in args.paths]
+        for path in paths:
+            if not path.exists():
+                raise UserError(f"no such file or folder: {path}")
+        _start_log("ingest", settings)
+        with progress.stage("ingest", unit="files") as bar:
+            summary = ingest_run(settings, paths)
+            progress.count_ingest(bar, summary.ingest)
     _finish_run(settings, summary)
     return 0
 
@@ -498,7 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("ingest", cmd_ingest, "validate and load files; report counts and rejects")
-    p.add_argument("paths", nargs="+", help="JSON Lines files (.jsonl, .jsonl.gz) or folders")
+    p.add_argument(
+        "paths", nargs="*", help="JSON Lines (.jsonl, .jsonl.gz, .ndjson…) or PBN files, or folders"
+    )
+    p.add_argument(
+        "--replay-quarantine",
+        action="store_true",
+        help="validate quarantined lines again; those that pass go to bronze",
+    )
+    p.add_argument("--reason", metavar="TEXT", help="replay only lines whose reason contains TEXT")
     quiet(p)
 
     p = command(

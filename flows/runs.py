@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from flows import progress
 from flows.errors import UserError
 from flows.settings import Settings
-from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step
+from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions, first_month
 from flows.storage.warehouse import Warehouse, new_run_id
 from transforms.calendar import month_of
@@ -67,7 +67,7 @@ class Summary:
     def text(self) -> str:
         lines = []
         if self.ingest is not None:
-            lines.append(self.ingest.summary_line())
+            lines.append(self.ingest.text())
         for competition, parts in sorted(self.rebuilt.items()):
             if parts:
                 lines.append(f"{competition}: rescored partitions {', '.join(parts)}")
@@ -156,13 +156,28 @@ def backfill_run(
     return summary
 
 
-def ingest_run(settings: Settings, paths: list[Path], run_id: str | None = None) -> Summary:
+def ingest_run(
+    settings: Settings, paths: list[Path], run_id: str | None = None, progress=None
+) -> Summary:
     """`duplirank ingest`: validate and load files into bronze, publish, mark partitions dirty
-    (the next nightly rescores them)."""
+    (the next nightly rescores them). `progress(files done, lines read)`."""
     summary = Summary(run_id or new_run_id(), rescoring=False)
     wh = Warehouse(settings.warehouse)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        summary.ingest, ops = ingest_step(StepContext(settings, summary.run_id), list(paths))
+        ctx = StepContext(settings, summary.run_id)
+        summary.ingest, ops = ingest_step(ctx, list(paths), progress)
+        tx.extend(ops)
+        summary.published = bool(tx.ops)
+    return summary
+
+
+def replay_run(settings: Settings, reason: str | None = None) -> Summary:
+    """`duplirank ingest --replay-quarantine [--reason TEXT]`: quarantined lines that now pass
+    go to bronze (the next nightly rescores their partitions)."""
+    summary = Summary(new_run_id(), rescoring=False)
+    wh = Warehouse(settings.warehouse)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+        summary.ingest, ops = replay_step(StepContext(settings, summary.run_id), reason)
         tx.extend(ops)
         summary.published = bool(tx.ops)
     return summary

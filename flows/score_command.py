@@ -19,10 +19,11 @@ from pathlib import Path
 
 import polars as pl
 
+from flows.ingest import validate_bytes
 from transforms.bridge.event import score_events
 from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
-from transforms.records import RECORD_TYPES, validate_lines
+from transforms.record_types import RECORD_TYPES
 
 FORMATS = ("table", "csv", "json")
 BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
@@ -102,7 +103,8 @@ def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
         frames |= parsed.frames
         notes += [f"skipped game at line {n}: {reason}" for n, reason in parsed.skipped]
         return frames, notes
-    validated = validate_lines(data.splitlines(), path.name, known_types=BRIDGE_TYPES)
+    name = path.stem if path.suffix.lower() == ".gz" else path.name  # already gunzipped
+    validated = validate_bytes(data, name, known_types=BRIDGE_TYPES)
     if validated.lines_read and not validated.accepted:
         reasons = {q["reason"] for q in validated.quarantine}
         raise ValueError(f"{path}: no bridge record could be read ({'; '.join(sorted(reasons))})")

@@ -30,6 +30,7 @@ from pydantic_settings import (
 )
 
 from flows.errors import UserError
+from flows.ingest.options import IngestOptions
 from flows.query import SqlLimits
 from flows.runlog import log_dir
 from transforms.face_a_face.options import FaceAFaceOptions
@@ -69,6 +70,7 @@ class Settings(BaseSettings):
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
     sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
+    ingest: IngestOptions = IngestOptions()
 
     @classmethod
     def settings_customise_sources(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from flows.warehouse import Warehouse
+from flows.storage.warehouse import Warehouse
 
 
 def read_table(wh: Warehouse, table: str) -> pl.DataFrame:

@@ -27,17 +27,39 @@ STEPS: dict[str, Steps] = {
 }
 
 
-def ingest_step(ctx: StepContext, paths: list[Path]):
+def ingest_step(ctx: StepContext, paths: list[Path], progress=None):
     """Validate and stage landing files; returns (IngestResult, operations) — the bronze it
     stages is published by the run's one commit, with the partitions it touched marked dirty
-    (a run that only ingests leaves them for the next nightly to rebuild)."""
+    (a run that only ingests leaves them for the next nightly to rebuild). Stages nothing
+    when nothing is new."""
     from flows.ingest import ingest
 
-    tx = ctx.transaction()
-    result = ingest(ctx.wh, tx, paths)
-    for competition, record_types in COMPETITIONS.items():
-        tx.mark_dirty(competition, result.touched(*record_types))
-    return result, tx.ops
+    settings, tx = ctx.settings, ctx.transaction()
+    result = ingest(
+        ctx.wh, tx, paths, settings.timezone, settings.ingest, ctx.as_of,
+        settings.face_a_face_options(), progress,
+    )  # fmt: skip
+    return result, _mark_touched(tx, result)
 
 
-__all__ = ["COMPETITIONS", "STEPS", "StepContext", "Steps", "ingest_step"]
+def replay_step(ctx: StepContext, reason: str | None = None):
+    """`duplirank ingest --replay-quarantine`: quarantined lines (whose reason contains
+    `reason`) validated again; those that now pass go to bronze. Returns (result, ops)."""
+    from flows.ingest.run import replay
+
+    settings, tx = ctx.settings, ctx.transaction()
+    result = replay(
+        ctx.wh, tx, settings.timezone, reason, settings.ingest, ctx.as_of,
+        settings.face_a_face_options(),
+    )  # fmt: skip
+    return result, _mark_touched(tx, result)
+
+
+def _mark_touched(tx, result) -> list[dict]:
+    if tx.ops:
+        for competition, record_types in COMPETITIONS.items():
+            tx.mark_dirty(competition, result.touched(*record_types))
+    return tx.ops
+
+
+__all__ = ["COMPETITIONS", "STEPS", "StepContext", "Steps", "ingest_step", "replay_step"]

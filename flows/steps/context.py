@@ -19,7 +19,7 @@ import polars as pl
 from flows.settings import Settings
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.deliveries import latest_delivery
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 COMPETITIONS: dict[str, tuple[str, ...]] = {
     "simultane": ("simultane.deal",),

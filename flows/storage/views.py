@@ -74,7 +74,9 @@ def view_statements(manifest: dict) -> list[str]:
     tables = catalog.tables()
     names = sorted(set(tables) | set(manifest["tables"]))
     for name in names:
-        paths = [f["path"] for f in mf.table_files(manifest, name)]
+        # non-Parquet files (deliveries kept whole for replay) are listed, not viewed
+        listed = mf.table_files(manifest, name)
+        paths = [f["path"] for f in listed if f["path"].endswith(".parquet")]
         doc = tables.get(name)
         if paths:
             listing = ", ".join(literal(p) for p in paths)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
@@ -250,18 +251,19 @@ class Transaction:
 
     def discard_staging(self) -> None:
         if self._staging is not None:
-            import shutil
-
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
 
-    def write(self, layer: str, table: str, partition: str, frame, suffix: str = "parquet"):
-        """Write a data file of a partition (not yet published); returns its manifest entry."""
-        rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}.{suffix}"
+    def write(self, layer: str, table: str, partition: str, frame, suffix: str = ".parquet"):
+        """Write a data file of a partition (not yet published); returns its manifest entry.
+        `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are."""
+        rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
         tmp = self.staging() / rel.replace("/", "__")
         guard = self.wh.store._guard
         if isinstance(frame, bytes):
             guard(lambda: tmp.write_bytes(frame), f"write {rel}")
+        elif isinstance(frame, Path):
+            guard(lambda: shutil.copyfile(frame, tmp), f"write {rel}")
         elif isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
             guard(
                 lambda: frame.sink_parquet(tmp, compression="zstd", statistics=True), f"write {rel}"
@@ -284,8 +286,11 @@ class Transaction:
         """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
         self._stage("add", layer, table, partition, frame)
 
-    def add_bytes(self, layer: str, table: str, partition: str, data: bytes, suffix: str) -> str:
-        """Add a non-Parquet file (e.g. a delivery kept whole in quarantine); returns its path."""
+    def add_bytes(
+        self, layer: str, table: str, partition: str, data: bytes | Path, suffix: str
+    ) -> str:
+        """Add a file kept as it is (not Parquet: e.g. the bytes of a delivery quarantined
+        whole, for replay); listed like any file, not in the views. Returns its path."""
         entry = self.write(layer, table, partition, data, suffix)
         self.ops.append({"op": "add", "layer": layer, "table": table, "partition": partition,
                          "file": entry})  # fmt: skip

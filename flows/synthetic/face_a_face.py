@@ -41,7 +41,7 @@ from flows.synthetic.contree import (
 )
 from flows.synthetic.platform import BOT, PARIS, dumps, utc
 from transforms.face_a_face.options import MATCH_TYPES, FaceAFaceOptions
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 RULES = FaceAFaceOptions()  # the spec's limits and the shape of a match
 TYPE_WEIGHTS = (0.5, 0.3, 0.2)  # of MATCH_TYPES

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from transforms.bridge.event import BridgeScores, score_events
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 EVENT_SCHEMA = RECORD_TYPES["bridge.event"].schema()
 RESULT_SCHEMA = RECORD_TYPES["bridge.result"].schema()

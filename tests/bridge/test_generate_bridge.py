@@ -7,9 +7,9 @@ from datetime import date
 
 import polars as pl
 
+from flows.ingest import validate_lines
 from flows.synthetic.bridge import bridge_lines
 from transforms.bridge.event import score_events
-from transforms.records import validate_lines
 
 START = date(2026, 11, 1)
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from flows.ingest import validate_lines
 from tests_support import ORACLES
 from transforms.bridge.event import score_events
 from transforms.bridge.pbn import parse_pbn
-from transforms.records import RECORD_TYPES, validate_lines
+from transforms.record_types import RECORD_TYPES
 
 PCH = ORACLES / "kops_PCH1003_matchpoints"
 SM = ORACLES / "kops_SM0807_cavendish_avg"

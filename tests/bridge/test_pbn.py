@@ -9,7 +9,7 @@ import polars as pl
 from tests_support import ORACLES
 from transforms.bridge.event import score_events
 from transforms.bridge.pbn import decode_pbn, parse_pbn
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 NO_PENALTIES = pl.LazyFrame(schema=RECORD_TYPES["bridge.penalty"].schema())
 

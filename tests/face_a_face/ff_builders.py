@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DEAL_GAP = timedelta(seconds=200)

@@ -5,6 +5,7 @@ from datetime import date
 import polars as pl
 import pytest
 
+from flows.ingest import validate_lines
 from flows.synthetic.face_a_face import ff_frames, ff_lines
 from transforms.face_a_face import (
     FaceAFaceOptions,
@@ -13,7 +14,6 @@ from transforms.face_a_face import (
     score_matches,
     with_elo,
 )
-from transforms.records import validate_lines
 
 PLAYERS = [f"P{n:04d}" for n in range(1, 61)]
 OPTS = FaceAFaceOptions()

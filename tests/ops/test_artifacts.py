@@ -15,7 +15,7 @@ from flows.artifacts import SUMMARY_KEY, publish_artifacts, quarantine_reasons
 from flows.ingest import FileReport, IngestResult
 from flows.nightly import Summary
 from flows.settings import load_settings
-from flows.warehouse import Warehouse
+from flows.storage.warehouse import Warehouse
 
 NOW = datetime(2026, 11, 30, 3, 30, tzinfo=UTC)
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 
 from flows import settings as settings_module
+from flows.errors import UserError
 from flows.settings import Settings, env_names, load_settings
-from flows.warehouse import UserError
 from transforms.bridge.options import BridgeOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.option_checks import OptionError

@@ -14,7 +14,7 @@ import pytest
 
 from flows import cli
 from flows.steps import STEPS
-from flows.warehouse import Warehouse
+from flows.storage.warehouse import Warehouse
 from transforms.bridge.options import METHODS, BridgeOptions
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
@@ -316,7 +316,7 @@ def test_nightly_results_on_stdout_progress_and_summary_on_stderr(harness, capsy
         capsys, "nightly", "--landing", SAMPLE, "--warehouse", tmp_path / "wh", "--no-show"
     )
     assert code == 0
-    assert out.startswith("files: 9 (0 already ingested, 0 unreadable)")
+    assert out.startswith("files: 9 (0 already ingested, 0 unreadable, 0 not read)")
     assert "rescored partitions" in out and "starting" not in out and "run summary" not in out
     assert "starting ingest…" in err and "ingest: 9/9 files, 5,702 lines, done in" in err
     assert "score simultane: 2/2 partitions, done in" in err

@@ -152,6 +152,7 @@ def test_running_the_same_nightly_twice_gives_identical_tables(sample_warehouse,
     shutil.copytree(sample_warehouse, copy)
     summary = nightly_run(Settings(warehouse=copy, landing=SAMPLE))
     assert all(f.status == "already_ingested" for f in summary.ingest.files)
+    assert not any(f.logged for f in summary.ingest.files)  # nothing read, nothing staged
     after = snapshot(copy)
     assert_same(after, before, PUBLISHED)
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flows.ingest import validate_lines
 from flows.synthetic import files
 from flows.synthetic.contree import Contract, contree_deal_score, contree_score
 from flows.synthetic.files import generate, split_by_day
@@ -24,7 +25,6 @@ from flows.synthetic.simultane import (
     simultane_lines,
     simultane_log,
 )
-from transforms.records import validate_lines
 
 START = date(2026, 10, 30)  # three days over the end of October and the start of November
 

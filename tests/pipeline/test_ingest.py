@@ -6,17 +6,16 @@ import gzip
 import json
 from datetime import UTC, datetime
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flows.ingest import read_lines
-from flows.nightly import run_ingest
+from flows.ingest import IngestOptions, validate_lines
+from flows.ingest.read import FileStream
+from flows.runs import ingest_run as run_ingest
 from flows.settings import Settings
 from flows.steps import StepContext, simultane
-from flows.warehouse import Warehouse
+from flows.storage.warehouse import Warehouse
 from tests_support import read_table
-from transforms.records import validate_lines
 
 from .lines import deal, tournament, write
 
@@ -48,8 +47,8 @@ def test_corrupted_files_lose_nothing_and_keep_the_good_rows(tmp_path):
     assert (log["lines_read"] == log["rows_accepted"] + log["rows_quarantined"]).all()
     assert log.select("file", "status", "lines_read", "rows_accepted").rows() == [
         (str(plain), "ingested", 11, 4),
-        (str(tmp_path / "b.jsonl"), "unreadable", 1, 0),
-        (str(tmp_path / "c.jsonl.gz"), "unreadable", 1, 0),
+        (str(tmp_path / "b.jsonl"), "unreadable", 1, 0),  # its one line is not UTF-8
+        (str(tmp_path / "c.jsonl.gz"), "unreadable", 1, 0),  # cut before its first line
     ]
     reasons = read_table(wh, "quarantine").sort("file", "line_no")["reason"].to_list()
     assert reasons == [
@@ -63,7 +62,8 @@ def test_corrupted_files_lose_nothing_and_keep_the_good_rows(tmp_path):
         "not UTF-8",
         reasons[-1],
     ]
-    assert reasons[-1].startswith("unreadable gzip")
+    assert reasons[-1].startswith("truncated gzip")
+    assert len(wh.files("quarantine_files")) == 2  # their bytes, kept for a replay
     bronze = read_table(wh, "simultane_deal")
     assert bronze.height == 4 and set(bronze["raw_month"]) == {"2026-11"}
 
@@ -131,10 +131,13 @@ def test_children_take_their_parents_month_or_are_quarantined(tmp_path):
     assert json.loads(q["raw"][0])["match_id"] == "nope"
 
 
-def test_truncated_gzip_is_unreadable_whole():
-    data = gzip.compress(b'{"a": 1}\n' * 100)
-    with pytest.raises(ValueError, match="unreadable gzip"):
-        read_lines(data[: len(data) // 2], "x.jsonl.gz")
+def test_truncated_gzip_gives_its_lines_and_one_for_the_rest():
+    data = gzip.compress(b"".join(b'{"a": %d}\n' % i for i in range(5000)))
+    chunks = list(FileStream(data[: len(data) // 2], "x.jsonl.gz", IngestOptions()).chunks())
+    lines = [line for c in chunks for line in c.raw.to_pylist()]
+    assert 100 < len(lines) < 5000 and lines[:2] == [b'{"a": 0}\n', b'{"a": 1}\n']
+    [rest] = [s for c in chunks for s in c.special]
+    assert rest.line_no == len(lines) + 1 and rest.reason.startswith("truncated gzip")
 
 
 LINE = st.one_of(
@@ -157,7 +160,7 @@ def test_fuzzed_lines_are_all_accounted_for(lines):
     assert all(q["reason"] for q in v.quarantine)
     numbered = sorted(
         [q["line_no"] for q in v.quarantine]
-        + [r["line_no"] for rows in v.rows.values() for r in rows]
+        + [n for rows in v.rows.values() for n in rows["line_no"]]
     )
     assert numbered == list(range(1, len(lines) + 1))
 
@@ -214,13 +217,8 @@ def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
     write(path, GOOD)
     ingest(tmp_path, path)
     reads = []
-    real_read = type(path).read_bytes
-    def read(p):
-        if p.parent == tmp_path:  # the landing files, not the warehouse's own
-            reads.append(p)
-        return real_read(p)
-
-    monkeypatch.setattr(type(path), "read_bytes", read)
+    real_chunks = FileStream.chunks
+    monkeypatch.setattr(FileStream, "chunks", lambda s: reads.append(s.source) or real_chunks(s))
     summary, _ = ingest(tmp_path, path)
     assert [f.status for f in summary.ingest.files] == ["already_ingested"] and reads == []
     write(path, GOOD[:2])  # new content under the same name: read, and a new delivery

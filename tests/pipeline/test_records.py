@@ -57,7 +57,7 @@ def test_missing_key_parts_compare_equal():
 
 
 def test_bridge_result_needs_a_score_but_a_passed_out_board_needs_none():
-    from transforms.records import validate_lines
+    from flows.ingest import validate_lines
 
     base = {"type": "bridge.result", "event_id": "E", "board": 1, "ew_pair": "2"}
     lines = [
@@ -73,4 +73,65 @@ def test_bridge_result_needs_a_score_but_a_passed_out_board_needs_none():
         "missing field declarer",
         "missing field result",
         "missing score: give score_ns, contract+declarer+result, or adjusted",
+    ]
+
+
+def test_an_identical_copy_is_dropped_without_an_issue():
+    rows = [
+        {"match_id": "m1", "delivery": 1, "line_no": 4, "source_file": "a", "x": "same"},
+        {"match_id": "m1", "delivery": 2, "line_no": 4, "source_file": "b", "x": "same"},
+        {"match_id": "m2", "delivery": 1, "line_no": 5, "source_file": "a", "x": "old"},
+        {"match_id": "m2", "delivery": 2, "line_no": 5, "source_file": "b", "x": "new"},
+    ]
+    kept, issues = resolve(rows)
+    assert sorted(kept["x"]) == ["new", "same"] and set(kept["delivery"]) == {2}
+    assert issues["detail"].to_list() == ["ff.match line 5 (delivery 1) replaced by delivery 2"]
+
+
+def test_each_record_type_is_declared_once():
+    """The bronze schema, the decoding and the reasons all come from the declaration."""
+    import dataframely as dy
+
+    from transforms.record_types import BRONZE_META, RECORD_TYPES
+
+    deal = RECORD_TYPES["simultane.deal"]
+    assert list(deal.schema())[:3] == ["tournament_id", "tournament_start", "deals_in_tournament"]
+    assert list(deal.schema())[-5:] == list(BRONZE_META)
+    assert deal.schema()["started_at"] == pl.Datetime("us", "UTC")
+    assert [deal.kind(f) for f in ("player_id", "deal_no", "is_bot", "started_at")] == [
+        "str", "int", "bool", "ts",
+    ]  # fmt: skip
+    assert RECORD_TYPES["bridge.event"].kind("options") == "obj"
+    assert issubclass(deal.declaration, dy.Schema)
+    rules = [name for name, _, _ in deal.rules()]
+    assert rules.index("deal_no|min") < rules.index("status|check__choices")
+    assert rules[-3:] == [
+        "finished_needs_points", "deal_no_within_tournament", "finished_after_started",
+    ]  # fmt: skip
+    assert RECORD_TYPES["ff.deal"].parent.record_type == "ff.match"
+
+
+def test_timestamps_read_like_python_reads_iso_8601():
+    """Every layout the fast path or a fallback reads gives Python's instant; the others
+    (no offset, impossible dates) are rejected like Python rejects or misreads them."""
+    from datetime import datetime
+
+    from flows.ingest import validate_lines
+
+    texts = [
+        "2026-11-03T20:12:01Z", "2026-11-03T20:12:01+01:00", "2026-11-03T20:12:01.5-02:30",
+        "2026-11-03 20:12:01+00:00", "2026-11-03T20:12Z", "2026-11-03T20:12:01+0100",
+        "2026-11-03T20:12:01.123456Z", "2026-11-03T20:12:01+01",
+    ]  # fmt: skip
+    lines = [
+        json.dumps(
+            {"type": "ff.disconnect", "match_id": "m", "player_id": f"p{i}", "disconnected_at": t}
+        )  # fmt: skip
+        for i, t in enumerate(texts)
+    ]
+    v = validate_lines(lines + [lines[0].replace("Z", "")], "x")
+    got = v.frames()["ff.disconnect"].sort("line_no")["disconnected_at"].to_list()
+    assert got == [datetime.fromisoformat(t.replace("Z", "+00:00")) for t in texts]
+    assert [q["reason"] for q in v.quarantine] == [
+        "field disconnected_at is not an ISO-8601 timestamp with offset"
     ]

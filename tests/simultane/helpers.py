@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 SCHEMA = RECORD_TYPES["simultane.deal"].schema()
 T0 = datetime(2026, 11, 3, 20, 0, tzinfo=UTC)

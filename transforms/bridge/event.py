@@ -26,7 +26,7 @@ from transforms.bridge.sunday_times import sunday_times
 from transforms.bridge.three_tables import three_tables, unscored_boards
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
 from transforms.issues import data_issues
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 from transforms.scores import Scores
 
 BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {

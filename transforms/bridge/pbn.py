@@ -19,7 +19,7 @@ from datetime import date
 import polars as pl
 
 from transforms.bridge.contracts import contract_level, normal_contract
-from transforms.records import RECORD_TYPES
+from transforms.record_types import RECORD_TYPES
 
 TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
 META = re.compile(r'<META\s+name\s*=\s*"?(\w+)"?\s+content\s*=\s*"([^"]*)"', re.IGNORECASE)
@@ -228,7 +228,6 @@ def parse_pbn(
             }
         )
     event_date = _date(first_tags.get("Date"))
-    month = event_date.strftime("%Y-%m") if event_date else None
     event = {
         "event_id": event_id,
         "date": event_date,
@@ -236,7 +235,7 @@ def parse_pbn(
         "options": None,
         "boards_per_round": None,
         "movement": None,
-        "month": month,
+        "raw_month": None,  # the storage partition, given by ingest
         "extra": json.dumps(
             {"event": first_tags.get("Event"), "encoding": encoding}, ensure_ascii=False
         ),
@@ -257,7 +256,7 @@ def parse_pbn(
             "declarer": r.get("declarer"),
             "result": r.get("result"),
             "adjusted": r.get("adjusted"),
-            "month": month,
+            "raw_month": None,  # the storage partition, given by ingest
             "extra": json.dumps(r["extra"], sort_keys=True, ensure_ascii=False)
             if r["extra"]
             else None,

@@ -10,7 +10,7 @@ P = 0 and 0 points, and every finished participant beats it. A deal with no fini
 no reference: not scored (pct, points, top null) and reported by `deal_issues`.
 
 Input: bronze `simultane.deal` rows with re-deliveries already resolved
-(`transforms.records.latest_delivery`, the one place that rule lives).
+(`transforms.deliveries.latest_delivery`, the one place that rule lives).
 
 Speed: one sort by (tournament, deal, P) and then arithmetic on run boundaries, instead of
 several window passes: in a deal sorted by P, a participant whose tie run spans positions

@@ -1,0 +1,284 @@
+"""`ingest`: read the delivered files of a run into bronze, quarantine and the ingest log.
+
+Every physical line of every file read ends as a bronze row or a quarantine row naming file
+and line, with a reason; the log records per file `lines_read = rows_accepted +
+rows_quarantined` (lines_read is the file's number of lines; for a PBN file, a "line" is a
+record: the event, each traveller line or played board, and each game the parser skipped).
+Files that are not read get a log row with their status once (`skipped: unknown suffix`,
+`refused: symlink outside the landing folder`, …). A file whose content was already read
+(same sha256) is `already_ingested`; one unchanged since it was logged (path, size, mtime) is
+neither read nor logged again. A file none of whose lines can be read (not text, truncated
+gzip from its first byte, …) is `unreadable`: quarantined whole, its bytes kept intact under
+`quarantine/files/` so `--replay-quarantine` can read it again after a fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import polars as pl
+
+from flows.ingest import pbn
+from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
+from flows.ingest.options import IngestOptions, Window
+from flows.ingest.read import FileStream, Input, is_pbn, list_inputs, prefetch
+from flows.ingest.stage import Sink
+from flows.ingest.validate import FileCheck, Validator
+from flows.storage.warehouse import Transaction, Warehouse
+from transforms.face_a_face.options import FaceAFaceOptions
+
+Progress = Callable[[int, int], None]  # (files done, lines read so far)
+
+
+@dataclass
+class IngestResult:
+    files: list[FileReport] = field(default_factory=list)
+    # record type -> months that received rows in this run
+    months: dict[str, set[str]] = field(default_factory=dict)
+    # this run's quarantined lines per rule: (rule, lines, an example reason, distinct reasons)
+    quarantined: list[tuple[str, int, str, int]] = field(default_factory=list)
+    replayed: int = 0  # quarantined lines moved to bronze (late parents, replay)
+
+    def touched(self, *record_types: str) -> set[str]:
+        return set().union(*(self.months.get(t, set()) for t in record_types))
+
+    def text(self) -> str:
+        """The ingest part of a run's summary."""
+        from flows.ingest.summary import ingest_text
+
+        return ingest_text(self)
+
+
+@dataclass
+class Context:
+    """What the steps of one ingest run share."""
+
+    wh: Warehouse
+    tx: Transaction
+    opts: IngestOptions
+    window: Window
+    sink: Sink
+    validator: Validator
+    state: LogState
+    progress: Progress | None = None
+    lines: int = 0
+    replayed_reports: list[FileReport] = field(default_factory=list)
+
+
+def open_context(
+    wh: Warehouse,
+    tx: Transaction,
+    timezone: str,
+    opts: IngestOptions | None = None,
+    run_date: date | None = None,
+    ff: FaceAFaceOptions | None = None,
+) -> Context:
+    opts = opts or IngestOptions()
+    window = Window.around(opts, run_date)
+    sink = Sink(wh, tx, timezone, datetime.now(UTC), ff)
+    return Context(wh, tx, opts, window, sink, Validator(window), read_state(wh))
+
+
+def ingest(
+    wh: Warehouse,
+    tx: Transaction,
+    paths: list[Path],
+    timezone: str,
+    opts: IngestOptions | None = None,
+    run_date: date | None = None,
+    ff: FaceAFaceOptions | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Validate and stage the given files into bronze (published by the caller's commit).
+
+    `run_date` (the nightly's as-of date, else today) sets the plausible window of times;
+    `progress(files done, lines read)` is called after each file. Stages nothing when nothing
+    is new (no file read, no status to log).
+    """
+    from flows.ingest.replay import replay_late_children
+
+    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    try:
+        for done, item in enumerate(list_inputs(paths, exclude=wh.root), start=1):
+            _ingest_input(ctx, item)
+            if progress is not None:
+                progress(done, ctx.lines)
+        ctx.sink.finish()
+        replayed = replay_late_children(ctx)
+    finally:
+        ctx.validator.close()
+        ctx.sink.close()
+    return _result(ctx, replayed)
+
+
+def replay(
+    wh: Warehouse,
+    tx: Transaction,
+    timezone: str,
+    reason: str | None = None,
+    opts: IngestOptions | None = None,
+    run_date: date | None = None,
+    ff: FaceAFaceOptions | None = None,
+) -> IngestResult:
+    """`--replay-quarantine`: quarantined lines (reason containing `reason`) validated again."""
+    from flows.ingest.replay import replay_quarantine
+
+    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    try:
+        replayed = replay_quarantine(ctx, reason)
+    finally:
+        ctx.validator.close()
+    return _result(ctx, replayed)
+
+
+def _result(ctx: Context, replayed: int) -> IngestResult:
+    _keep_unreadable(ctx)
+    reports = ctx.sink.reports + ctx.replayed_reports
+    _log(ctx, reports)
+    return IngestResult(reports, ctx.sink.months, _quarantine_counts(ctx), replayed)
+
+
+def _ingest_input(ctx: Context, item: Input) -> None:
+    path = item.path
+    try:
+        stat = os.lstat(path) if item.skip else path.stat()
+    except OSError as err:
+        ctx.sink.open(FileReport(str(path), status=f"error: {err.strerror or err}"))
+        return
+    report = FileReport(str(path), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    logged = ctx.state.unchanged(str(path), stat.st_size, stat.st_mtime_ns)
+    if logged is not None:  # unchanged since a run logged it: not read, not logged again
+        report.status = "already_ingested" if logged in READ else logged
+        report.logged = False
+        ctx.sink.open(report)
+        return
+    if item.skip:
+        report.status = item.skip
+        ctx.sink.open(report)
+        return
+    mark = ctx.sink.mark()
+    try:
+        _read_file(ctx, path, report)
+    except OSError as err:  # unreadable on disk (permissions, vanished): retried next run
+        report.status = f"error: {err.strerror or err}"
+        report.lines_read = report.rows_accepted = report.rows_quarantined = 0
+        report.delivery = None
+        opened = [i for i, r in enumerate(ctx.sink.reports) if r is report]
+        if opened:
+            ctx.sink.undo(opened[0], mark)
+        else:  # it failed before it was opened (hashing a possible copy)
+            ctx.sink.open(report)
+
+
+def _read_file(ctx: Context, path: Path, report: FileReport) -> None:
+    if report.size in ctx.state.sizes:  # may be a copy of a delivery: hash it first
+        report.sha256 = _sha256(path, ctx.opts.chunk_bytes)
+        if report.sha256 in ctx.state.shas:
+            report.status = "already_ingested"
+            ctx.sink.open(report)
+            return
+    report.delivery = ctx.state.next_delivery
+    ctx.state.next_delivery += 1
+    index = ctx.sink.open(report)
+    if is_pbn(path):
+        pbn.ingest_pbn(ctx, index, path)
+    else:
+        _read_lines(ctx, index, path)
+    ctx.state.read(report)
+    if report.lines_read == 0:
+        report.status = "empty"
+
+
+def _read_lines(ctx: Context, index: int, path: Path) -> None:
+    report = ctx.sink.reports[index]
+    stream = FileStream(path, path.name, ctx.opts)
+    check = FileCheck(str(path), report.delivery)
+    cursor = ctx.validator.con.cursor()  # parses in the reader thread, one chunk ahead
+
+    def parsed():
+        for chunk in stream.chunks():
+            check.encoding = stream.encoding
+            yield chunk, ctx.validator.parse(chunk, check, cursor)
+
+    try:
+        for chunk, parse in prefetch(parsed()):
+            checked = ctx.validator.check(chunk, check, parse)
+            report.lines_read += chunk.lines
+            ctx.lines += chunk.lines
+            ctx.sink.add(index, checked, chunk)
+    finally:
+        cursor.close()
+    report.sha256 = stream.sha256
+
+
+def _sha256(path: Path, block: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while data := handle.read(block):
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def _keep_unreadable(ctx: Context) -> None:
+    """Files none of whose lines could be read: quarantined whole, their bytes kept."""
+    for index, report in enumerate(ctx.sink.reports):
+        if report.delivery is None or report.lines_read == 0 or index in ctx.sink.readable:
+            continue
+        report.status = "unreadable"
+        suffix = "".join(Path(report.file).suffixes[-2:]) or ".bin"
+        try:
+            ctx.tx.add_bytes(
+                "quarantine",
+                "quarantine_files",
+                f"sha256={report.sha256}",
+                Path(report.file),
+                suffix,
+            )
+        except OSError as err:  # gone since it was read: its lines are in quarantine anyway
+            report.status = f"unreadable (bytes not kept: {err.strerror or err})"
+
+
+def _log(ctx: Context, reports: list[FileReport]) -> None:
+    log = log_frame(ctx.tx.run_id, reports, ctx.sink.now)
+    partition = ctx.sink.ingest_partition
+    if log.height:
+        ctx.tx.add("meta", "ingest_log", partition, log)
+        _compact(ctx, "meta", "ingest_log", partition)
+    if any(op.get("table") == "quarantine" for op in ctx.tx.ops):
+        _compact(ctx, "quarantine", "quarantine", partition)
+
+
+def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
+    """One file for the partition (files written before a column was added read as nulls)."""
+    files = ctx.wh.files(table, [partition], ctx.tx.ops)
+    if len(files) > 1:
+        scans = [pl.scan_parquet(f) for f in files]
+        ctx.tx.put(layer, table, partition, pl.concat(scans, how="diagonal_relaxed"))
+
+
+def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
+    """This run's quarantined lines by rule: how many, one reason as an example."""
+    files = [
+        ctx.wh.store.uri(op["file"]["path"])
+        for op in ctx.tx.ops
+        if op.get("table") == "quarantine" and op["op"] == "add"
+    ]
+    if not files:
+        return []
+    counts = (
+        pl.scan_parquet(files)
+        .group_by("rule")
+        .agg(
+            pl.len().alias("lines"),
+            pl.col("reason").first().alias("example"),
+            pl.col("reason").n_unique().alias("reasons"),
+        )
+        .sort("lines", "rule", descending=[True, False])
+        .collect()
+    )
+    return counts.rows()

@@ -1,0 +1,485 @@
+"""Validate a file chunk by chunk: each line becomes a typed bronze row of its record type or a
+quarantine row with its reason and the rule it failed (`rule`).
+
+Per chunk: one DuckDB parse (`parse`), the line-level checks (UTF-8, blank, exact duplicate of
+an earlier line of the file, JSON, object, `type`), then per record type the typing of its
+fields (`decode`), the plausible window, the record type's declaration (dataframely `filter`:
+per-row status of every rule) and the same-key duplicates of the file. The reason of a failing
+line is the first failing check in this order: field by field as declared (not decodable,
+missing, its own checks, outside the window), then the cross-field rules. Reasons are worded
+with expressions on the failing rows only; Python sees only lines DuckDB calls invalid JSON,
+to tell a NUL byte or a lone surrogate from other errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import NamedTuple
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from flows.ingest import decode
+from flows.ingest.options import Window
+from flows.ingest.parse import FIELDS, extra_fields, more_fields, parse_chunk
+from flows.ingest.read import Chunk, lines_at
+from transforms.record_types import RECORD_TYPES, RecordType
+
+REJECTED = {"line_no": pl.Int64(), "_pos": pl.UInt32(), "reason": pl.String(), "rule": pl.String()}
+QUARANTINE = {"line_no": pl.Int64(), "raw": pl.String(), "reason": pl.String(), "rule": pl.String()}
+LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+class Seen:
+    """The first line of each hash pair seen so far in a file, and a value kept with it:
+    sorted arrays, so a chunk is looked up and merged in with sorts of nearly sorted data
+    (32 bytes per distinct key)."""
+
+    def __init__(self) -> None:
+        self.h1 = np.empty(0, np.uint64)
+        self.h2 = np.empty(0, np.uint64)
+        self.line = np.empty(0, np.int64)
+        self.kept = np.empty(0, np.uint64)
+
+    def first_lines(
+        self, h1: np.ndarray, h2: np.ndarray, line_no: np.ndarray, kept: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For each row (rows in line order): the first line of the file with the same
+        hashes (its own when it is the first), and the value kept with that first line."""
+        kept = np.zeros(len(line_no), np.uint64) if kept is None else kept
+        if not len(line_no):
+            return line_no, kept
+        order = np.argsort(h1, kind="stable")  # equal hashes stay in line order
+        s1, s2, lines, values = h1[order], h2[order], line_no[order], kept[order]
+        starts = np.r_[True, s1[1:] != s1[:-1]]
+        head = np.maximum.accumulate(np.where(starts, np.arange(len(s1)), 0))
+        same = s2 == s2[head]  # a different h2 under the same h1 is not the same key
+        first = np.where(same, lines[head], lines)
+        first_kept = np.where(same, values[head], values)
+        new = starts | ~same
+        if len(self.h1):
+            i = np.minimum(np.searchsorted(self.h1, s1), len(self.h1) - 1)
+            hit = (self.h1[i] == s1) & (self.h2[i] == s2)
+            first = np.where(hit, self.line[i], first)
+            first_kept = np.where(hit, self.kept[i], first_kept)
+            new &= ~hit
+        merged = np.argsort(np.concatenate([self.h1, s1[new]]), kind="stable")  # two runs
+        self.h1 = np.concatenate([self.h1, s1[new]])[merged]
+        self.h2 = np.concatenate([self.h2, s2[new]])[merged]
+        self.line = np.concatenate([self.line, lines[new]])[merged]
+        self.kept = np.concatenate([self.kept, values[new]])[merged]
+        out, out_kept = np.empty_like(first), np.empty_like(first_kept)
+        out[order], out_kept[order] = first, first_kept
+        return out, out_kept
+
+
+@dataclass
+class FileCheck:
+    """What validating one file remembers from chunk to chunk."""
+
+    source: str  # the file as bronze and quarantine name it
+    delivery: int
+    encoding: str = "utf-8"
+    fields: tuple[str, ...] | None = None  # fields the next chunk's parse asks for
+    lines: Seen = field(default_factory=Seen)
+    keys: dict[str, Seen] = field(default_factory=dict)
+
+
+class Parsed(NamedTuple):
+    frame: pl.DataFrame  # `parse_chunk`'s rows, with their position in the chunk (`_pos`)
+    fields: tuple[str, ...]  # the fields it asked for
+
+
+@dataclass
+class Checked:
+    rows: dict[str, pl.DataFrame]  # record type -> bronze-shaped rows (`month` null, `_pos`)
+    quarantine: pl.DataFrame  # QUARANTINE columns
+
+    @property
+    def accepted(self) -> int:
+        return sum(f.height for f in self.rows.values())
+
+
+class Validator:
+    """Validates chunks of lines against the record types (one DuckDB connection)."""
+
+    def __init__(self, window: Window | None, types: dict[str, RecordType] | None = None):
+        self.con = duckdb.connect()
+        self.window = window
+        self.types = RECORD_TYPES if types is None else types
+
+    def close(self) -> None:
+        self.con.close()
+
+    def parse(
+        self, chunk: Chunk, file: FileCheck, con: duckdb.DuckDBPyConnection | None = None
+    ) -> Parsed:
+        """The DuckDB parse of a chunk (`con`: a cursor of this validator's connection, when
+        it runs in another thread: the next chunk is parsed while this one is checked)."""
+        fields = file.fields or FIELDS  # after a file's first chunk: its record types' fields
+        frame = parse_chunk(con or self.con, chunk.line_no, chunk.raw, fields)
+        return Parsed(frame.with_row_index("_pos"), fields)
+
+    def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
+        parsed, fields = parsed or self.parse(chunk, file)
+        good, bad = self._line_checks(parsed, file)
+        rejected = [bad]
+        rows = {}
+        present = sorted(good["_type"].unique())
+        good = self._all_fields(good, present, fields, chunk)
+        for type_name in present:
+            rt = self.types[type_name]
+            part = good if len(present) == 1 else good.filter(pl.col("_type") == type_name)
+            accepted, bad = self._check_type(rt, part, chunk, file)
+            rejected.append(bad)
+            if accepted.height:
+                rows[rt.name] = accepted
+        file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
+        quarantine = _with_raw(pl.concat(rejected), chunk, file)
+        if chunk.special:
+            specials = pl.DataFrame(
+                [(s.line_no, s.raw, s.reason, s.rule) for s in chunk.special],
+                schema=QUARANTINE,
+                orient="row",
+            )
+            quarantine = pl.concat([quarantine, specials])
+        return Checked(rows, quarantine)
+
+    def _all_fields(
+        self, good: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
+    ) -> pl.DataFrame:
+        """Lines of a record type first seen in this chunk (the parse asked only for the
+        fields of the types seen before): their missing fields, from a second parse."""
+        missing = sorted({f for t in present for f in self.types[t].fields} - set(fields))
+        if not missing:
+            return good
+        late = good.filter(~pl.col("_type").is_in(list(_covered(self.types, fields))))
+        texts = more_fields(
+            self.con, late["line_no"].to_numpy(), pa.array(lines_at(chunk.raw, late["_pos"]),
+            pa.large_binary()), missing,
+        )  # fmt: skip
+        return good.join(texts, on="line_no", how="left", maintain_order="left")
+
+    # ------------------------------------------------------------------ line level
+    def _line_checks(
+        self, parsed: pl.DataFrame, file: FileCheck
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(lines that are records of a known type, with `_type`; the other lines' REJECTED
+        rows: not text, blank, not JSON, no known type)."""
+        type_name = decode.string_value(pl.col("type"))
+        parsed = parsed.with_columns(type_name.alias("_type"))
+        known = pl.col("_type").is_in(list(self.types)).fill_null(False)
+        record = pl.col("problem").is_null() & known
+        good, bad = parsed.filter(record), parsed.filter(~record)
+        reason = _line_reason(file.encoding).alias("_r")
+        return good, bad.select("line_no", "_pos", reason).unnest("_r")
+
+    # ------------------------------------------------------------------ record level
+    def _check_type(
+        self, rt: RecordType, part: pl.DataFrame, chunk: Chunk, file: FileCheck
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(accepted bronze rows, rejected rows) of the lines of one record type."""
+        texts = [pl.col(f).alias(f"_t_{f}") for f in rt.fields]
+        rows = part.select("line_no", "_pos", "text_bytes", "h1", *texts)
+        typed = decode.typed(rt, rows, self.window)
+        flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
+        flag = pl.any_horizontal(flags)
+        flagged = typed.filter(flag)
+        if flagged.height:  # decode the rare texts the slow way, then check them again
+            repaired = decode.repair(rt, flagged, self.window)
+            typed = pl.concat([typed.filter(~flag), repaired])
+        typed = typed.with_columns(_may_have_extra(rt))
+        keep = ["h1", "_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
+        accepted, rejected = self.check_typed(rt, typed, file, keep)
+        accepted = _with_extra(self.con, rt, accepted, chunk)
+        accepted, not_finite = _not_finite(rt, accepted)
+        accepted, copies = _same_key(rt, accepted, file)
+        return _bronze(rt, accepted, file), pl.concat([rejected, not_finite, copies])
+
+    def check_typed(
+        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck, keep: list[str] = ()
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Typed rows against the declaration and the window: (accepted rows with the fields,
+        `line_no`, `_pos` and the `keep` columns; rejected rows).
+
+        `typed` has the fields, `line_no`, `_pos`, and `_t_<field>` / `_bad_<field>` (the
+        JSON texts and their decoding failures) when the rows come from JSON.
+        """
+        missing = [f for f in rt.fields if f"_t_{f}" not in typed.columns]
+        typed = typed.with_columns(
+            *(pl.lit(None, pl.String).alias(f"_t_{f}") for f in missing),
+            *(pl.lit(False).alias(f"_bad_{f}") for f in missing),
+        )
+        if not any(c.startswith("_out_") for c in typed.columns):
+            typed = typed.with_columns(decode.window_flags(rt, self.window))
+        flags = [c for c in typed.columns if c.startswith(("_bad_", "_out_"))]
+        flagged = typed.filter(pl.any_horizontal(flags))
+        _, failure = rt.declaration.filter(typed.select(rt.column_names))
+        details = failure.details()
+        rejected_lines = pl.concat([flagged["line_no"], details["line_no"]])
+        rejected = self._reasons(rt, typed.filter(pl.col("line_no").is_in(rejected_lines)), details)
+        columns = [*rt.fields, "line_no", "_pos", *keep, *(c for c in typed.columns if c[0] != "_")]
+        accepted = typed.select(list(dict.fromkeys(columns))).filter(
+            ~pl.col("line_no").is_in(rejected_lines)
+        )
+        return accepted, rejected.select(*REJECTED)
+
+    def _reasons(self, rt: RecordType, rows: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
+        """The first failing check of each rejected row, in the declaration's order."""
+        if not rows.height:
+            return pl.DataFrame(schema=REJECTED)
+        rule_columns = [c for c in details.columns if c not in rt.column_names]
+        rows = rows.join(details.select("line_no", *rule_columns), on="line_no", how="left")
+        return rows.select("line_no", "_pos", _reason(rt, self.window).alias("_r")).unnest("_r")
+
+
+@cache
+def _reason(rt: RecordType, window: Window | None) -> pl.Expr:
+    """(reason, rule) of the first failing check of a rejected row (built once per type)."""
+    checks = []
+    rules = rt.rules()
+    for name in rt.fields:
+        checks.append((pl.col(f"_bad_{name}"), decode.decode_reason(rt, name), f"{name}|type"))
+        checks += [
+            (pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f == name
+        ]
+        if window is not None and rt.kind(name) in ("ts", "date"):
+            reason = decode.window_reason(name, window)
+            checks.append((pl.col(f"_out_{name}"), reason, f"{name}|window"))
+    checks += [(pl.col(rule) == "invalid", reason, rule) for rule, f, reason in rules if f is None]
+    return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
+
+
+def _covered(types: dict[str, RecordType], fields: tuple[str, ...]) -> set[str]:
+    """Record types all of whose fields are among `fields`."""
+    return {name for name, rt in types.items() if set(rt.fields) <= set(fields)}
+
+
+def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
+    """Bronze-shaped rows (month unknown yet), with `_pos` (where the line is in the chunk)."""
+    return accepted.select(
+        *rt.fields,
+        pl.lit(None, pl.String).alias("raw_month"),
+        "extra",
+        pl.lit(file.source).alias("source_file"),
+        "line_no",
+        pl.lit(file.delivery, pl.Int64).alias("delivery"),
+        "_pos",
+    )
+
+
+@cache
+def _line_reason(encoding: str) -> pl.Expr:
+    """(reason, rule) of a line that is no record of a known type (built once)."""
+    problem, type_text, type_name = pl.col("problem"), pl.col("type"), pl.col("_type")
+    encoding = "UTF-8" if encoding == "utf-8" else f"valid {encoding.upper()}"
+    checks = [
+        (problem == "not_utf8", pl.lit(f"not {encoding}"), "not_utf8"),
+        (problem == "empty_line", pl.lit("empty line"), "empty_line"),
+        (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
+        (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
+        (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
+        (type_name.is_null(),
+         pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
+         "type|type"),
+        (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)),
+         "unknown_type"),
+    ]  # fmt: skip
+    return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
+
+
+def _first_of(cases: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The value of the first case whose condition holds (null when none does)."""
+    expr = pl.when(cases[0][0].fill_null(False)).then(cases[0][1])
+    for condition, then in cases[1:]:
+        expr = expr.when(condition.fill_null(False)).then(then)
+    return expr
+
+
+def raw_texts(raw: pa.Array, positions: np.ndarray) -> pl.Series:
+    """The text of some lines without their line end (invalid UTF-8 shown with U+FFFD)."""
+    return _texts(lines_at(raw, positions))  # quarantined lines: few
+
+
+def _texts(lines: list[bytes]) -> pl.Series:
+    text = pl.Series([b.decode("utf-8", "replace") for b in lines], dtype=pl.String)
+    return text.str.strip_suffix("\n").str.strip_suffix("\r")
+
+
+NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
+
+
+def _copies_of_rejected(rows: pl.DataFrame, lines: list[bytes], file: FileCheck) -> pl.DataFrame:
+    """`duplicate of line N` for rejected lines whose text an earlier rejected line had
+    (an accepted line's copy is found by its key, `_same_key`)."""
+    eligible = ~rows["rule"].is_in(NOT_COPIES).to_numpy()
+    if not eligible.any():
+        return rows
+    digests = [hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=16).digest() for line in lines]
+    h = np.frombuffer(b"".join(digests), dtype=np.uint64).reshape(-1, 2)
+    line_no = rows["line_no"].to_numpy()
+    first = line_no.copy()
+    first[eligible], _ = file.lines.first_lines(
+        np.ascontiguousarray(h[eligible, 0]), np.ascontiguousarray(h[eligible, 1]),
+        line_no[eligible],
+    )  # fmt: skip
+    copy = pl.Series(first < line_no)
+    return rows.with_columns(
+        pl.when(copy).then(pl.format("duplicate of line {}", pl.Series(first))).otherwise("reason")
+        .alias("reason"),
+        pl.when(copy).then(pl.lit("duplicate_line")).otherwise("rule").alias("rule"),
+    )  # fmt: skip
+
+
+def _with_raw(rejected: pl.DataFrame, chunk: Chunk, file: FileCheck) -> pl.DataFrame:
+    """Quarantine rows: the rejected lines with their text; a line that is the same text as
+    an earlier rejected line of the file is its `duplicate`; invalid JSON explained."""
+    lines = lines_at(chunk.raw, rejected["_pos"])
+    rows = rejected.with_columns(raw=_texts(lines))
+    rows = _copies_of_rejected(rows, lines, file)
+    json_rows = rows["rule"] == "invalid_json"
+    if json_rows.any():
+        explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
+        rows = rows.with_columns(
+            pl.when(json_rows).then(pl.Series(_spread(json_rows, explained))).otherwise("reason")
+            .alias("reason")
+        )  # fmt: skip
+    return rows.select(*QUARANTINE)
+
+
+def _spread(mask: pl.Series, values: list[str]) -> list[str | None]:
+    it = iter(values)
+    return [next(it) if m else None for m in mask]
+
+
+def invalid_json_reason(text: str) -> str:
+    """Name what makes a line invalid JSON when it is one of the usual suspects."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        return f"NUL byte at column {nul + 1}: not JSON text"
+    surrogate = LONE_SURROGATE.search(text)
+    if surrogate:
+        return f"lone surrogate {surrogate.group(0)} in a string: not valid Unicode"
+    return "invalid JSON"
+
+
+@cache
+def _may_have_extra(rt: RecordType) -> pl.Expr:
+    """Whether a line may have fields its type does not declare.
+
+    A line is compact JSON of its known fields when its length is theirs (`"k":` and the
+    value's JSON text, a comma or brace each); the others (extra keys, but also spaces,
+    escapes, nulls, or a number DuckDB may write longer than it was: `1E2` is `100.0`, hence
+    the `.` test) are looked at again (`_with_extra`).
+    """
+    sizes = [pl.col(f"_t_{k}").str.len_bytes() + (len(k) + 4) for k in rt.fields]
+    numbers = [
+        pl.col(f"_t_{k}").str.contains(".", literal=True).fill_null(False)
+        for k in rt.fields
+        if rt.kind(k) in ("int", "num", "obj")
+    ]
+    type_size = len(json.dumps(rt.name)) + len('"type":') + 1
+    compact = pl.sum_horizontal(sizes) + type_size + 1
+    floats = pl.any_horizontal(numbers) if numbers else pl.lit(False)
+    return ((pl.col("text_bytes") != compact) | floats).fill_null(True).alias("_extra?")
+
+
+def _with_extra(
+    con: duckdb.DuckDBPyConnection, rt: RecordType, rows: pl.DataFrame, chunk: Chunk
+) -> pl.DataFrame:
+    """`extra`: the line's fields its type does not declare (a JSON object), or null.
+    Only lines that `_may_have_extra` are parsed again (by DuckDB's `json_merge_patch`)."""
+    look = rows.filter(pl.col("_extra?"))
+    rows = rows.drop("_extra?")
+    if not look.height:  # the common case: no line has fields its type does not declare
+        return rows.with_columns(pl.lit(None, pl.String).alias("extra"))
+    lines = pa.array(lines_at(chunk.raw, look["_pos"]), pa.large_binary())
+    extra = extra_fields(con, look["line_no"].to_numpy(), lines, ["type", *rt.fields])
+    return rows.join(extra, on="line_no", how="left")
+
+
+def _not_finite(rt: RecordType, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rows with NaN or Infinity inside an object field or an unknown field: rejected."""
+    objects = ["extra", *(f"_t_{k}" for k in rt.fields if rt.kind(k) == "obj")]
+    suspect = pl.any_horizontal(pl.col(c).str.contains("(?i)nan|inf") for c in objects)
+    found = rows.filter(suspect.fill_null(False))
+    reasons = []
+    for row in found.select("line_no", "_pos", *objects).iter_rows(named=True):
+        reason = next(filter(None, (_non_finite_in(row[c], c) for c in objects)), None)
+        if reason:
+            reasons.append((row["line_no"], row["_pos"], reason, "not_finite"))
+    bad = pl.DataFrame(reasons, schema=REJECTED, orient="row")
+    return rows.filter(~pl.col("line_no").is_in(bad["line_no"])), bad
+
+
+class _Constant(float):
+    """NaN or Infinity as read by Python's json (which accepts them)."""
+
+
+def _non_finite_in(text: str | None, column: str) -> str | None:
+    """`field X is NaN: not a number` when the JSON text holds NaN or ±Infinity."""
+    if text is None:
+        return None
+    found: list[str] = []
+
+    def constant(name: str) -> _Constant:
+        found.append(name)
+        return _Constant(0.0)
+
+    value = json.loads(text, parse_constant=constant)
+    if not found:
+        return None
+    if column != "extra":
+        return f"field {column[3:]} contains {found[0]}: not a number"
+    key = next(k for k, v in value.items() if _holds_constant(v))
+    verb = "is" if isinstance(value[key], _Constant) else "contains"
+    return f"field {key} {verb} {found[0]}: not a number"
+
+
+def _holds_constant(value) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_constant(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_constant(v) for v in value)
+    return isinstance(value, _Constant)
+
+
+def _same_key(
+    rt: RecordType, rows: pl.DataFrame, file: FileCheck
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Rows whose key an earlier line of the file already had: `duplicate of line N` when the
+    line is the same text (its hash, `h1`), else `conflicting duplicate of line N`."""
+    key = pl.struct(list(rt.key))
+    hashes = rows.select(key.hash(seed=0).alias("k1"), key.hash(seed=1).alias("k2"))
+    seen = file.keys.setdefault(rt.name, Seen())
+    first, first_text = seen.first_lines(
+        hashes["k1"].to_numpy(),
+        hashes["k2"].to_numpy(),
+        rows["line_no"].to_numpy(),
+        rows["h1"].to_numpy(),
+    )
+    rows = rows.with_columns(
+        pl.Series("_first", first, dtype=pl.Int64),
+        (pl.Series(first_text) == pl.col("h1")).alias("_same_text"),
+    )
+    copy = pl.col("_first") < pl.col("line_no")
+    same = ", ".join(rt.key)
+    copies = rows.filter(copy).select(
+        "line_no",
+        "_pos",
+        pl.when("_same_text")
+        .then(pl.format("duplicate of line {}", "_first"))
+        .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first"))
+        .alias("reason"),
+        pl.when("_same_text").then(pl.lit("duplicate_line")).otherwise(pl.lit("duplicate_key"))
+        .alias("rule"),
+    )  # fmt: skip
+    return rows.filter(~copy).drop("_first", "_same_text"), copies

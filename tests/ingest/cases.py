@@ -1,0 +1,174 @@
+"""Small delivered files and the checks every ingest case makes: the exact reason, the other
+lines and files published, nothing lost."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+
+from flows.ingest import IngestOptions, IngestResult, Window
+from flows.ingest.read import FileStream
+from flows.settings import Settings
+from flows.steps import StepContext, ingest_step
+from flows.storage.warehouse import Warehouse, new_run_id
+from tests_support import read_table
+
+AS_OF = date(2026, 11, 30)  # the run date of these tests: times up to 2026-12-02 are plausible
+WINDOW = Window.around(IngestOptions(), AS_OF).text
+
+
+def deal(player: str = "ann", deal_no: int = 1, made: int = 100, conceded: int = 62, **extra):
+    row = {
+        "type": "simultane.deal",
+        "tournament_id": "T1",
+        "tournament_start": "2026-11-03T19:00:00+01:00",
+        "deals_in_tournament": 2,
+        "deal_no": deal_no,
+        "player_id": player,
+        "is_bot": player == "BOT",
+        "started_at": "2026-11-03T18:00:05Z",
+        "finished_at": "2026-11-03T18:01:05Z",
+        "status": "finished",
+        "points_made": made,
+        "points_conceded": conceded,
+    }
+    return row | extra
+
+
+def match(match_id: str = "m1", **extra) -> dict:
+    return {
+        "type": "ff.match",
+        "match_id": match_id,
+        "match_type": "attaque",
+        "player_a": "ann",
+        "player_b": "BOT",
+        "ranked": True,
+        "created_at": "2026-11-03T19:50:00Z",
+        "started_at": "2026-11-03T19:55:00Z",
+        "ended_at": "2026-11-03T20:40:00Z",
+    } | extra
+
+
+def ff_deal(match_id: str = "m1", deal_no: int = 1, player: str = "ann", **extra) -> dict:
+    return {
+        "type": "ff.deal",
+        "match_id": match_id,
+        "deal_no": deal_no,
+        "role": "attack",
+        "player_id": player,
+        "started_at": "2026-11-03T20:00:00Z",
+        "finished_at": "2026-11-03T20:02:00Z",
+        "points_made": 100,
+        "points_conceded": 62,
+    } | extra
+
+
+def event(event_id: str = "E1", **extra) -> dict:
+    return {"type": "bridge.event", "event_id": event_id, "date": "2026-11-03",
+            "scoring": "matchpoints"} | extra  # fmt: skip
+
+
+def result(board: int = 1, ns: str = "1", ew: str = "2", score: int = 420, **extra) -> dict:
+    return {"type": "bridge.result", "event_id": "E1", "board": board, "ns_pair": ns,
+            "ew_pair": ew, "score_ns": score} | extra  # fmt: skip
+
+
+def penalty(**extra) -> dict:
+    return {"type": "bridge.penalty", "event_id": "E1", "pair": "1", "kind": "p"} | extra
+
+
+def dumps(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write(path: Path, lines: list[str | bytes], gz: bool = False) -> Path:
+    data = b"".join((x if isinstance(x, bytes) else x.encode()) + b"\n" for x in lines)
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    return path
+
+
+def good_file(folder: Path, name: str = "other.jsonl") -> Path:
+    """Another file of the same night: its two lines must be published whatever happens."""
+    return write(folder / name, [dumps(deal("zoe")), dumps(deal("zoe", 2))])
+
+
+def run(
+    tmp_path: Path, *paths: Path, as_of: date = AS_OF, **settings
+) -> tuple[IngestResult, Warehouse]:
+    """One ingest run (published), as the nightly's ingest step does it."""
+    config = Settings(warehouse=tmp_path / "wh", **settings)
+    wh = Warehouse(config.warehouse)
+    run_id = new_run_id()
+    with wh.run(run_id) as tx:
+        result, ops = ingest_step(StepContext(config, run_id, as_of), list(paths))
+        tx.extend(ops)
+    return result, wh
+
+
+def table(wh: Warehouse, name: str) -> pl.DataFrame:
+    return read_table(wh, name)
+
+
+def reasons(wh: Warehouse, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, reason) of the quarantine rows of a file (all files when None), in line order."""
+    rows = table(wh, "quarantine")
+    if not rows.height:
+        return []
+    if path is not None:
+        rows = rows.filter(pl.col("file") == str(path))
+    return rows.sort("line_no", "reason").select("line_no", "reason").rows()
+
+
+def accepted(wh: Warehouse, table_name: str, path: Path) -> list[int]:
+    """Line numbers of a file's rows in a bronze table."""
+    rows = table(wh, table_name)
+    if not rows.height:
+        return []
+    return sorted(rows.filter(pl.col("source_file") == str(path))["line_no"].to_list())
+
+
+def physical_lines(path: Path) -> int:
+    """Lines of a file counted independently of the ingest: decompressed and decoded."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    for bom, codec in ((b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            data = data.decode(codec).encode()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def assert_total(wh: Warehouse, *paths: Path, lines: dict[Path, int] | None = None) -> None:
+    """Every line accounted for: per file, lines read = accepted + quarantined = its lines,
+    and the bronze and quarantine tables hold exactly those rows."""
+    log = table(wh, "ingest_log")
+    for path in paths:
+        rows = log.filter((pl.col("file") == str(path)) & (pl.col("status") != "replayed"))
+        assert rows.height == 1, (path, rows)
+        row = rows.row(0, named=True)
+        expected = lines[path] if lines and path in lines else physical_lines(path)
+        assert row["lines_read"] == expected, (path, row)
+        assert row["lines_read"] == row["rows_accepted"] + row["rows_quarantined"], row
+        in_bronze = sum(
+            len(accepted(wh, t, path))
+            for t in (
+                "simultane_deal",
+                "ff_match",
+                "ff_deal",
+                "ff_disconnect",
+                "bridge_event",
+                "bridge_result",
+                "bridge_penalty",
+            )  # fmt: skip
+            if wh.files(t)
+        )
+        assert in_bronze == row["rows_accepted"], (path, in_bronze, row)
+        assert len(reasons(wh, path)) == row["rows_quarantined"], (path, row)
+
+
+def stream_lines(data: bytes, name: str = "x.jsonl") -> int:
+    return sum(c.lines for c in FileStream(data, name, IngestOptions()).chunks())
