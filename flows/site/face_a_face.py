@@ -1,0 +1,281 @@
+"""Pages of the Face-à-Face: the monthly ranking with the seed's columns (Rang, Points, ELO,
+# Matches), all matches of the month (sortable by Joueur 1 / Joueur 2 and any column,
+filterable by a player's name), each match (16 deals, match points, time-outs, forfeit) and
+each player (ELO over time, matches, months)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from flows.site import paths
+from flows.site.fmt import MISSING, local_time, mapped, num, num_value, text
+from flows.site.labels import month_name
+from flows.site.model import Page
+from flows.site.svg import elo_curves
+from flows.site.tables import Col, bodies, header
+
+DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
+BOT = "BOT"
+
+
+def player_link(column: str) -> pl.Expr:
+    return (
+        pl.when(pl.col(column) == BOT)
+        .then(pl.lit(None, pl.String))
+        .otherwise(
+            pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr(column), pl.lit(".html"))
+        )
+    )
+
+
+MATCH_LINK = pl.concat_str(
+    pl.lit("face-a-face/matches/"), paths.slug_expr("match_id"), pl.lit(".html")
+)
+
+
+def pages(t: dict, w: dict, lang: str, timezone: str) -> Iterator[Page]:
+    ranking = t["ff_monthly_ranking"]
+    matches = t["ff_matches"]
+    if ranking is None or matches is None:
+        return
+    months = sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
+    if not months:
+        return
+    crumb = (w["face_a_face"], paths.ff_month(months[-1]))
+    matches = matches.with_columns(
+        when=pl.coalesce("started_at", "created_at"),
+    ).sort("when", "match_id")
+    yield from month_pages(ranking, matches, months, w, lang, timezone)
+    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb)
+    yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb)
+
+
+def _elo_change(before: str, after: str, lang: str) -> pl.Expr:
+    return (
+        pl.when(pl.col(before).is_null())
+        .then(pl.lit(MISSING))
+        .otherwise(
+            pl.concat_str(num(pl.col(before), 0, lang), pl.lit(" → "), num(pl.col(after), 0, lang))
+        )
+    )
+
+
+def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
+    """The columns of a list of matches; Joueur 1 and Joueur 2 are columns 3 and 4."""
+    return [
+        Col(w["match"], pl.col("match_id"), href=MATCH_LINK, th=True),
+        Col(w["date"], local_time(pl.col("when"), timezone),
+            sort=pl.col("when").dt.epoch("s").cast(pl.String)),
+        Col(w["type"], mapped(pl.col("match_type"), w["match_types"])),
+        Col(w["player_1"], pl.col("player_a"), href=player_link("player_a")),
+        Col(w["player_2"], pl.col("player_b"), href=player_link("player_b")),
+        Col(w["score"], pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b"))),
+            num=True, sort=(pl.col("mp_a") - pl.col("mp_b")).cast(pl.String)),
+        Col(w["outcome"], mapped(pl.col("outcome_a"), w["outcomes"])),
+        Col(w["status"], pl.concat_str(
+            mapped(pl.col("status"), w["statuses"]),
+            pl.when(pl.col("forfeit_by").is_not_null())
+            .then(pl.concat_str(pl.lit(f" ({w['forfeit_by']} "), pl.col("forfeit_by"), pl.lit(")")))
+            .otherwise(pl.lit("")))),
+        Col(w["points_1"], num(pl.col("value_a"), 0, lang), num=True),
+        Col(w["points_2"], num(pl.col("value_b"), 0, lang), num=True),
+        Col(w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang), num=True,
+            sort=pl.col("elo_a_before").cast(pl.String)),
+        Col(w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang), num=True,
+            sort=pl.col("elo_b_before").cast(pl.String)),
+        Col(w["ranked"], pl.when(pl.col("counts_for_ranking").fill_null(False))
+            .then(pl.lit(w["played_for_ranking"])).otherwise(pl.lit(w["not_for_ranking"]))),
+    ]  # fmt: skip
+
+
+def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], pl.col("player_id"), href=player_link("player_id"), th=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["n_matches"], text(pl.col("matches")), num=True),
+        Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
+        Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
+    ]
+    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH)
+    m_cols = match_cols(w, lang, timezone)
+    match_bodies = bodies(matches, ["month"], m_cols, DEPTH)
+    counts = dict(matches.group_by("month").len().iter_rows())
+    crumbs = [(w["home"], paths.INDEX)]
+    for month in months:
+        name = month_name(month, lang)
+        yield Page(
+            paths.ff_month(month),
+            f"{w['face_a_face']} — {name}",
+            [
+                {"kind": "facts", "items": [
+                    (w["month"], name, None),
+                    (w["players"], str(len(ranking.filter(pl.col("month") == month))), None),
+                    (w["matches"], str(counts.get(month, 0)), paths.ff_month_matches(month)),
+                ]},
+                {"kind": "table", "h2": w["ff_ranking"], "caption": f"{w['ff_ranking']} — {name}",
+                 "cols": header(cols), "body": by_month.get(month, ""), "sortable": True,
+                 "sorted": 0, "hint": w["sort_hint"]},
+                {"kind": "links", "items": [(w["all_matches"], paths.ff_month_matches(month),
+                                             None)]},
+            ],  # fmt: skip
+            crumbs=crumbs,
+            script=True,
+        )
+        yield Page(
+            paths.ff_month_matches(month),
+            f"{w['all_matches']} — {name}",
+            [
+                {"kind": "table", "caption": f"{w['all_matches']} — {name}",
+                 "cols": header(m_cols), "body": match_bodies.get(month, ""), "sortable": True,
+                 "table_id": "matches", "hint": w["sort_hint"],
+                 "filter": {"id": "joueur", "label": w["filter_player"],
+                            "hint": w["filter_hint"], "columns": "3,4", "shown": w["shown"]}},
+            ],  # fmt: skip
+            crumbs=crumbs + [(w["face_a_face"] + " " + name, paths.ff_month(month))],
+            script=True,
+        )
+
+
+def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Page]:
+    deal_bodies: dict = {}
+    if deal_results is not None and not deal_results.is_empty():
+        roles = w["roles"]
+        ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
+        timeout = w["timeout"]
+        cols = [
+            Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
+            Col(w["role_1"], mapped(pl.col("role_a"), roles)),
+            Col(w["role_2"], mapped(pl.col("role_b"), roles)),
+            Col(w["diff_1"], pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
+                num=True, cls=pl.when(ua).then(pl.lit("timeout"))),
+            Col(w["diff_2"], pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
+                num=True, cls=pl.when(ub).then(pl.lit("timeout"))),
+            Col(w["mp_1"], text(pl.col("mp_a")), num=True),
+            Col(w["mp_2"], text(pl.col("mp_b")), num=True),
+        ]  # fmt: skip
+        deal_bodies = bodies(deal_results.sort("match_id", "deal_no"), ["match_id"], cols, DEPTH)
+        deal_header = header(cols)
+        timeouts = dict(
+            deal_results.group_by("match_id")
+            .agg(pl.col("unfinished_a").sum(), pl.col("unfinished_b").sum())
+            .select("match_id", pl.concat_list("unfinished_a", "unfinished_b"))
+            .iter_rows()
+        )
+    else:
+        deal_header, timeouts = [], {}
+    shown = matches.with_columns(
+        date=local_time(pl.col("when"), timezone),
+        type_text=mapped(pl.col("match_type"), w["match_types"]),
+        status_text=mapped(pl.col("status"), w["statuses"]),
+        outcome_text=mapped(pl.col("outcome_a"), w["outcomes"]),
+        elo_1=_elo_change("elo_a_before", "elo_a_after", lang),
+        elo_2=_elo_change("elo_b_before", "elo_b_after", lang),
+        value_1=num(pl.col("value_a"), 0, lang),
+        value_2=num(pl.col("value_b"), 0, lang),
+        link_a=player_link("player_a"),
+        link_b=player_link("player_b"),
+    )
+    for m in shown.iter_rows(named=True):
+        mid = m["match_id"]
+        score = f"{_int(m['mp_a'])} – {_int(m['mp_b'])}"
+        facts = [
+            (w["date"], m["date"], None),
+            (w["type"], m["type_text"], None),
+            (w["player_1"], m["player_a"], m["link_a"]),
+            (w["player_2"], m["player_b"], m["link_b"]),
+            (w["match_points"], score, None),
+            (w["outcome_1"], m["outcome_text"], None),
+            (w["status"], m["status_text"], None),
+            (w["elo_1"], m["elo_1"], None),
+            (w["elo_2"], m["elo_2"], None),
+            (w["points_1"], m["value_1"], None),
+            (w["points_2"], m["value_2"], None),
+            (w["ranked"], w["played_for_ranking"] if m["counts_for_ranking"]
+             else w["not_for_ranking"], None),
+        ]  # fmt: skip
+        if m["forfeit_by"]:
+            facts.insert(6, (w["forfeit"], m["forfeit_by"], None))
+        if mid in timeouts:
+            ta, tb = timeouts[mid]
+            facts.append((w["timeouts"], f"{ta} – {tb}", None))
+        sections: list[dict] = [{"kind": "facts", "items": facts}]
+        if mid in deal_bodies:
+            sections.append({
+                "kind": "table", "h2": w["deals"], "caption": f"{w['match']} {mid} — {score}",
+                "cols": deal_header, "body": deal_bodies[mid], "sortable": True, "sorted": 0,
+            })  # fmt: skip
+        month = m["month"]
+        yield Page(
+            paths.ff_match(paths.slug(mid)),
+            f"{w['match']} {mid}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb,
+                    (month_name(month, lang), paths.ff_month_matches(month))],
+            script=True,
+        )  # fmt: skip
+
+
+def _int(value) -> str:
+    return MISSING if value is None else str(value)
+
+
+def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Page]:
+    sides = pl.concat([
+        matches.with_columns(player_id=pl.col("player_a")),
+        matches.with_columns(player_id=pl.col("player_b")),
+    ]).filter(pl.col("player_id") != BOT).sort("player_id", "when", "match_id",
+                                                 descending=[False, True, True])  # fmt: skip
+    m_cols = match_cols(w, lang, timezone)
+    match_bodies = bodies(sides, ["player_id"], m_cols, DEPTH)
+    month_cols = [
+        Col(w["month"], pl.col("month"), href=pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")), th=True),
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["n_matches"], text(pl.col("matches")), num=True),
+    ]  # fmt: skip
+    month_bodies = bodies(ranking.sort("player_id", "month"), ["player_id"], month_cols, DEPTH)
+    if elo is not None and not elo.is_empty():
+        curves = dict(elo_curves(elo, w, lang, timezone).iter_rows())
+        current = dict(
+            elo.sort("player_id", "ended_at", "elo_seq")
+            .group_by("player_id")
+            .agg(pl.col("elo_after").last())
+            .iter_rows()
+        )
+    else:
+        curves, current = {}, {}
+    counts = dict(sides.group_by("player_id").len().iter_rows())
+    players = set(match_bodies) | set(month_bodies)
+    for player in sorted(players):
+        facts = [
+            (w["elo"], num_value(current.get(player), 0, lang), None),
+            (w["matches"], str(counts.get(player, 0)), None),
+        ]
+        sections: list[dict] = [{"kind": "facts", "items": facts}]
+        if player in curves:
+            sections.append({"kind": "chart", "h2": w["elo_over_time"], "svg": curves[player],
+                             "legend": [("red", w["elo_after"], "dot")]})  # fmt: skip
+        if player in month_bodies:
+            sections.append({
+                "kind": "table", "h2": w["months"], "caption": w["months"],
+                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        if player in match_bodies:
+            sections.append({
+                "kind": "table", "h2": w["matches"], "caption": w["matches"],
+                "cols": header(m_cols), "body": match_bodies[player], "sortable": True,
+            })  # fmt: skip
+        yield Page(
+            paths.ff_player(paths.slug(player)),
+            f"{w['player']} {player}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb],
+            script=True,
+        )

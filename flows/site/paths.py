@@ -1,0 +1,99 @@
+"""Where each page lives: the one place that turns keys (month, player, tournament…) into the
+site's relative paths. Every link is relative to the page it is on (`href`), so the folder can
+be copied to any web server or opened from disk.
+
+Ids come from raw logs: any character may appear. `slug` keeps a safe id as it is and makes
+any other one a safe file name that cannot collide with a kept one (it gets a hash suffix).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+
+import polars as pl
+
+SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+UNSAFE_CHARS = r"[^A-Za-z0-9_.-]"
+
+
+def slug(key: str) -> str:
+    """A file-name-safe, collision-free form of an id."""
+    key = str(key)
+    if SAFE.match(key) and ".." not in key:
+        return key
+    kept = re.sub(UNSAFE_CHARS, "_", key)[:60].strip("._") or "x"
+    return f"{kept}~{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+
+
+def slug_expr(column: str | pl.Expr) -> pl.Expr:
+    """`slug` of a whole column (the rare unsafe ids go through Python once each)."""
+    expr = pl.col(column) if isinstance(column, str) else column
+    safe = expr.str.contains(SAFE.pattern) & ~expr.str.contains("..", literal=True)
+    return pl.when(safe).then(expr).otherwise(expr.map_elements(slug, return_dtype=pl.String))
+
+
+INDEX = "index.html"
+CSS = "site.css"
+
+
+def sim_month(month: str) -> str:
+    return f"simultane/{month}/index.html"
+
+
+def sim_day(day: str) -> str:  # day: YYYY-MM-DD
+    return f"simultane/{day[:7]}/{day}.html"
+
+
+def sim_tournament(tournament_slug: str) -> str:
+    return f"simultane/tournois/{tournament_slug}.html"
+
+
+def sim_player(player_slug: str) -> str:
+    return f"simultane/joueurs/{player_slug}.html"
+
+
+def ff_month(month: str) -> str:
+    return f"face-a-face/{month}/index.html"
+
+
+def ff_month_matches(month: str) -> str:
+    return f"face-a-face/{month}/matches.html"
+
+
+def ff_match(match_slug: str) -> str:
+    return f"face-a-face/matches/{match_slug}.html"
+
+
+def ff_player(player_slug: str) -> str:
+    return f"face-a-face/joueurs/{player_slug}.html"
+
+
+def bridge_month(month: str) -> str:
+    return f"bridge/{month}/index.html"
+
+
+def bridge_event_base(event_slug: str) -> str:
+    """Folder of one event's pages in the site (`score --format html` uses "" instead)."""
+    return f"bridge/tournois/{event_slug}/"
+
+
+def bridge_event(base: str) -> str:
+    return f"{base}index.html"
+
+
+def bridge_board(base: str, section_slug: str, board: int) -> str:
+    prefix = f"{section_slug}-" if section_slug else ""
+    return f"{base}donne-{prefix}{board}.html"
+
+
+def bridge_pair(base: str, section_slug: str, pair_slug: str) -> str:
+    prefix = f"{section_slug}-" if section_slug else ""
+    return f"{base}paire-{prefix}{pair_slug}.html"
+
+
+def href(from_page: str, to_page: str) -> str:
+    """The relative link from one page of the site to another (both site-relative paths)."""
+    start = posixpath.dirname(from_page) or "."
+    return posixpath.relpath(to_page, start)

@@ -1,0 +1,409 @@
+"""Pages of the Simultané individuel: monthly ranking, daily standings, each tournament
+(standings, winners, the deal-by-deal grid with top and bulle), each player (the Performance
+Simultané curve, % actuel, the 20-deal results, the months, the tournaments)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from flows.site import paths
+from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, yes_no
+from flows.site.labels import month_name
+from flows.site.model import Page
+from flows.site.svg import simultane_curves
+from flows.site.tables import Col, bodies, header
+
+DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
+PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
+                            pl.lit(".html"))  # fmt: skip
+TOURNAMENT_LINK = pl.concat_str(
+    pl.lit("simultane/tournois/"), paths.slug_expr("tournament_id"), pl.lit(".html")
+)
+
+
+def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int) -> Iterator[Page]:
+    monthly = t["simultane_monthly"]
+    results = t["simultane_tournament_results"]
+    if monthly is None or results is None:
+        return
+    daily = t["simultane_daily"]
+    deals = t["simultane_deal_results"]
+    blocks = t["simultane_blocks"]
+    crumb = (w["simultane"], paths.sim_month(latest_month(monthly, results)))
+    tournaments = tournament_summary(results, deals, timezone)
+    yield from month_pages(monthly, tournaments, daily, w, lang)
+    if daily is not None:
+        yield from day_pages(daily, tournaments, w, lang, crumb)
+    yield from tournament_pages(results, deals, tournaments, w, lang, crumb)
+    yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb)
+
+
+def latest_month(monthly: pl.DataFrame, results: pl.DataFrame) -> str:
+    months = months_of(monthly, results)
+    return months[-1] if months else "0000-00"
+
+
+def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:
+    found: set[str] = set()
+    for frame in (monthly, results):
+        if frame is not None:
+            found |= set(frame["month"].drop_nulls().unique().to_list())
+    return sorted(found)
+
+
+def tournament_summary(results: pl.DataFrame, deals: pl.DataFrame | None, timezone: str):
+    """One row per tournament: start (local), day, month, humans, deals, winners (text)."""
+    humans = ~pl.col("is_bot")
+    summary = results.group_by("tournament_id").agg(
+        pl.col("month").first(),
+        pl.col("tournament_start").first(),
+        humans.sum().alias("humans"),
+        pl.col("player_id").filter(pl.col("is_winner") & humans).sort().str.join(", ")
+        .alias("winners"),
+        pl.col("top").max().alias("top_total"),
+    )  # fmt: skip
+    if deals is not None and not deals.is_empty():
+        n_deals = deals.group_by("tournament_id").agg(pl.col("deal_no").max().alias("deals"))
+        summary = summary.join(n_deals, on="tournament_id", how="left")
+    else:
+        summary = summary.with_columns(deals=pl.lit(None, pl.Int64))
+    return summary.with_columns(
+        start=local_time(pl.col("tournament_start"), timezone),
+        day=local_time(pl.col("tournament_start"), timezone, "%Y-%m-%d"),
+        link=TOURNAMENT_LINK,
+    ).sort("tournament_start", "tournament_id")
+
+
+def _tournament_cols(w: dict) -> list[Col]:
+    return [
+        Col(w["start"], pl.col("start")),
+        Col(w["tournament"], pl.col("tournament_id"), href=pl.col("link"), th=True),
+        Col(w["players"], text(pl.col("humans")), num=True),
+        Col(w["deals"], text(pl.col("deals")), num=True),
+        Col(w["winners"], pl.when(pl.col("winners") == "").then(pl.lit(w["bot"]))
+            .otherwise(pl.col("winners"))),
+    ]  # fmt: skip
+
+
+def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+        Col(w["representative"], yes_no(pl.col("representative"), w)),
+    ]
+    ranking = monthly.sort("month", "rank_indice", "player_id", nulls_last=True)
+    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH)
+    t_bodies = bodies(tournaments, ["month"], _tournament_cols(w), DEPTH_MONTH)
+    days_by_month: dict[str, list[str]] = {}
+    if daily is not None:
+        for day in sorted(set(daily["date"].cast(pl.String).to_list())):
+            days_by_month.setdefault(day[:7], []).append(day)
+    counts = dict(monthly.group_by("month").len().iter_rows())
+    for month in sorted(set(bodies_by_month) | set(t_bodies)):
+        path = paths.sim_month(month)
+        sections = [
+            {"kind": "facts", "items": [
+                (w["month"], month_name(month, lang), None),
+                (w["players"], str(counts.get(month, 0)), None),
+                (w["tournaments"], str(len(tournaments.filter(pl.col("month") == month))),
+                 None),
+            ]},
+            {"kind": "table", "h2": w["monthly_ranking"], "id": "classement",
+             "caption": f"{w['monthly_ranking']} — {month_name(month, lang)}",
+             "cols": header(cols), "body": bodies_by_month.get(month, ""), "sortable": True,
+             "sorted": 0, "hint": w["sort_hint"]},
+        ]  # fmt: skip
+        if days_by_month.get(month):
+            sections.append({"kind": "links", "h2": w["days"], "items": [
+                (day, paths.sim_day(day), None) for day in days_by_month[month]
+            ]})  # fmt: skip
+        sections.append({
+            "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+            "cols": header(_tournament_cols(w)), "body": t_bodies.get(month, ""),
+            "sortable": True, "sorted": 0,
+        })  # fmt: skip
+        yield Page(
+            path,
+            f"{w['simultane']} — {month_name(month, lang)}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX)],
+            script=True,
+        )
+
+
+def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+    ]
+    standings = (
+        daily.with_columns(
+            day=pl.col("date").cast(pl.String),
+            rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
+        )
+        .sort("day", "rank", "player_id")
+    )  # fmt: skip
+    by_day = bodies(standings, ["day"], cols, DEPTH_MONTH)
+    t_bodies = bodies(tournaments, ["day"], _tournament_cols(w), DEPTH_MONTH)
+    for day, body in by_day.items():
+        month = day[:7]
+        yield Page(
+            paths.sim_day(day),
+            f"{w['daily_standings']} — {day}",
+            [
+                {"kind": "text", "text": f"{w['as_of_evening']} {day}.", "cls": "note"},
+                {"kind": "table", "caption": f"{w['daily_standings']} — {day}",
+                 "cols": header(cols), "body": body, "sortable": True, "sorted": 0},
+                {"kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+                 "cols": header(_tournament_cols(w)), "body": t_bodies.get(day, ""),
+                 "sortable": True, "sorted": 0},
+            ],  # fmt: skip
+            crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
+                                                      paths.sim_month(month))],
+            script=True,
+        )
+
+
+def tournament_pages(results, deals, tournaments, w, lang, crumb) -> Iterator[Page]:
+    ordered = results.sort("tournament_id", "rank", "player_id")
+    row_cls = (
+        pl.when(pl.col("is_bot"))
+        .then(pl.lit("bot"))
+        .when(pl.col("is_winner"))
+        .then(pl.lit("winner"))
+        .otherwise(pl.lit(""))
+    )
+    player = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(pl.col("player_id"))
+    link = pl.when(pl.col("is_bot")).then(pl.lit(None, pl.String)).otherwise(PLAYER_LINK)
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], player, href=link, th=True),
+        Col(w["points"], text(pl.col("points")), num=True),
+        Col(w["top"], text(pl.col("top")), num=True),
+        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["deals_played"], text(pl.col("deals_played")), num=True),
+        Col(w["completed"], yes_no(pl.col("completed"), w)),
+    ]
+    standings = bodies(ordered, ["tournament_id"], cols, DEPTH_MONTH, row_cls)
+    grids = deal_grids(ordered, deals, w, lang) if deals is not None else {}
+    for row in tournaments.iter_rows(named=True):
+        tid = row["tournament_id"]
+        month = row["month"]
+        winners = row["winners"] or w["no_winner"]
+        sections = [
+            {"kind": "facts", "items": [
+                (w["start"], row["start"], None),
+                (w["players"], str(row["humans"]), None),
+                (w["deals"], MISSING if row["deals"] is None else str(row["deals"]), None),
+                (w["winners"], winners, None),
+            ]},
+            {"kind": "table", "h2": w["standings"], "caption": f"{w['standings']} — {tid}",
+             "cols": header(cols), "body": standings.get(tid, ""), "sortable": True,
+             "sorted": 0},
+        ]  # fmt: skip
+        if tid in grids:
+            n = row["deals"] or 0
+            grid_cols = [{"label": w["player"], "num": False}] + [
+                {"label": str(d), "num": True} for d in range(1, n + 1)
+            ]
+            sections.append({
+                "kind": "table", "h2": w["grid"], "caption": w["grid_legend"],
+                "cols": grid_cols, "body": grids[tid], "sortable": False, "cls": "grid",
+            })  # fmt: skip
+        yield Page(
+            paths.sim_tournament(paths.slug(tid)),
+            f"{w['tournament']} {tid}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb,
+                    (month_name(month, lang), paths.sim_month(month))],
+            script=True,
+        )  # fmt: skip
+
+
+def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -> dict:
+    """{tournament_id: `<tr>` rows of the deal-by-deal grid}: a row per participant in rank
+    order, a cell per deal of the tournament (empty when the player has no row for it)."""
+    numbers = deals.group_by("tournament_id").agg(
+        pl.int_range(1, pl.col("deal_no").max() + 1).alias("deal_no")
+    ).explode("deal_no")  # fmt: skip
+    participants = ordered.select("tournament_id", "player_id", "is_bot", "rank").with_row_index(
+        "_order"
+    )
+    dense = (
+        participants.join(numbers, on="tournament_id")
+        .join(deals, on=["tournament_id", "player_id", "deal_no"], how="left")
+        .sort("_order", "deal_no")
+    )
+    unfinished = pl.col("status").is_not_null() & (pl.col("status") != "finished")
+    cls = (
+        pl.when(pl.col("is_top").fill_null(False))
+        .then(pl.lit(' class="top"'))
+        .when(pl.col("is_bulle").fill_null(False) & ~unfinished)
+        .then(pl.lit(' class="bulle"'))
+        .when(unfinished)
+        .then(pl.lit(' class="unfinished bulle"'))
+        .otherwise(pl.lit(""))
+    )
+    status_words = w["deal_status"]
+    title = pl.concat_str(
+        text(pl.col("points")),
+        pl.lit(f" {w['points'].lower()}"),
+        pl.when(pl.col("is_top").fill_null(False)).then(pl.lit(f" · {w['top']}")).otherwise(
+            pl.lit("")
+        ),
+        pl.when(pl.col("is_bulle").fill_null(False)).then(pl.lit(f" · {w['bulle']}")).otherwise(
+            pl.lit("")
+        ),
+        pl.when(unfinished)
+        .then(pl.concat_str(pl.lit(" · "), pl.col("status").replace_strict(
+            status_words, default=pl.col("status"), return_dtype=pl.String)))
+        .otherwise(pl.lit("")),
+    )  # fmt: skip
+    cell = (
+        pl.when(pl.col("status").is_null())
+        .then(pl.lit("<td></td>"))
+        .otherwise(
+            pl.concat_str(
+                pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
+                num(pl.col("pct"), 1, lang), pl.lit("</td>"),
+            )
+        )
+    )  # fmt: skip
+    name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
+    head = (
+        pl.when(pl.col("is_bot"))
+        .then(pl.concat_str(pl.lit('<tr class="bot"><th scope="row">'), name, pl.lit("</th>")))
+        .otherwise(
+            pl.concat_str(
+                pl.lit(f'<tr><th scope="row"><a href="{DEPTH_MONTH}'), escape(PLAYER_LINK),
+                pl.lit('">'), name, pl.lit("</a></th>"),
+            )
+        )
+    )  # fmt: skip
+    rows = (
+        dense.lazy()
+        .group_by("_order", maintain_order=True)
+        .agg(
+            pl.col("tournament_id").first(),
+            pl.concat_str(head.first(), cell.str.join(""), pl.lit("</tr>")).alias("tr"),
+        )
+        .group_by("tournament_id", maintain_order=True)
+        .agg(pl.col("tr").str.join("\n"))
+        .collect()
+    )
+    return dict(rows.iter_rows())
+
+
+def player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb):
+    humans = results.filter(~pl.col("is_bot"))
+    players = set(monthly["player_id"].to_list()) | set(humans["player_id"].to_list())
+    if blocks is not None:
+        players |= set(blocks["player_id"].to_list())
+    block_cols = [
+        Col(w["block_no"], text(pl.col("block_no")), num=True),
+        Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
+        Col(w["pct_cumul"], num(pl.col("pct_cumul"), 2, lang), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 2, lang), num=True),
+        Col(w["k"], text(pl.col("k")), num=True),
+        Col(w["in_window"], yes_no(pl.col("in_window"), w)),
+    ]
+    month_cols = [
+        Col(w["month"], pl.col("month"), href=pl.concat_str(
+            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")), th=True),
+        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+    ]  # fmt: skip
+    played_cols = [
+        Col(w["start"], local_time(pl.col("tournament_start"), timezone)),
+        Col(w["tournament"], pl.col("tournament_id"), href=TOURNAMENT_LINK, th=True),
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["points"], text(pl.col("points")), num=True),
+        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["winner"], yes_no(pl.col("is_winner"), w)),
+    ]
+    has_blocks = blocks is not None and not blocks.is_empty()
+    if has_blocks:
+        ordered_blocks = blocks.sort("player_id", "block_no")
+        block_bodies = bodies(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH)
+        curves = dict(
+            simultane_curves(ordered_blocks, w, lang, timezone, window_results).iter_rows()
+        )
+        latest = dict(
+            (p, (pa, rep, end))
+            for p, pa, rep, end in ordered_blocks.group_by("player_id")
+            .agg(
+                pl.col("pct_actuel").last(),
+                pl.col("representative").last(),
+                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d").last(),
+            )
+            .iter_rows()
+        )
+        n_blocks = dict(ordered_blocks.group_by("player_id").len().iter_rows())
+    else:
+        block_bodies, curves, latest, n_blocks = {}, {}, {}, {}
+    month_bodies = bodies(monthly.sort("player_id", "month"), ["player_id"], month_cols,
+                          DEPTH_MONTH)  # fmt: skip
+    played = bodies(
+        humans.sort("player_id", "tournament_start", "tournament_id",
+                    descending=[False, True, True]),
+        ["player_id"], played_cols, DEPTH_MONTH,
+    )  # fmt: skip
+    legend = [
+        ("red", w["curve_legend_red"], "dot"),
+        ("blue", w["curve_legend_blue"], "dot"),
+        ("grey", w["curve_legend_grey"], "dot"),
+        ("green", w["curve_legend_green"], "line"),
+    ]
+    for player in sorted(players):
+        pct_actuel, representative, as_of = latest.get(player, (None, None, None))
+        facts = [
+            (w["pct_actuel"], num_value(pct_actuel, 1, lang), None),
+            (w["representative"], w["yes"] if representative else w["no"], None),
+            (w["blocks"], str(n_blocks.get(player, 0)), None),
+        ]
+        if as_of:
+            facts.append((w["latest"], as_of, None))
+        sections: list[dict] = [{"kind": "facts", "items": facts}]
+        if player in curves:
+            sections.append({"kind": "chart", "h2": w["curve"], "svg": curves[player],
+                             "legend": legend, "id": "courbe"})  # fmt: skip
+            sections.append({
+                "kind": "table", "h2": w["blocks"], "caption": w["blocks"],
+                "cols": header(block_cols), "body": block_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        else:
+            sections.append({"kind": "text", "text": w["no_blocks"]})
+        if player in month_bodies:
+            sections.append({
+                "kind": "table", "h2": w["months"], "caption": w["months"],
+                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        if player in played:
+            sections.append({
+                "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+                "cols": header(played_cols), "body": played[player], "sortable": True,
+            })  # fmt: skip
+        yield Page(
+            paths.sim_player(paths.slug(player)),
+            f"{w['player']} {player}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb],
+            script=True,
+        )
