@@ -111,10 +111,31 @@ def cmd_score(args) -> int:
     from flows.score_command import score_file
 
     try:
-        text = score_file(Path(args.file), args.method, args.option or [], args.boards, args.format)
+        text = score_file(
+            Path(args.file), args.method, args.option or [], args.boards, args.format,
+            args.out, args.lang,
+        )  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         raise UserError(str(err)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def cmd_site(args) -> int:
+    from flows.site import publish_site
+    from flows.warehouse import Warehouse
+
+    settings = _settings(args)
+    wh = Warehouse(settings.warehouse)
+    if not wh.manifest_path.exists():
+        raise UserError(f"no published tables in {wh.root} (run `duplirank nightly` first)")
+    out = args.out or wh.root / "site"
+    with wh.lock(settings.lock_wait_s):  # one published state for every table read
+        report = publish_site(
+            wh.scan, out, args.lang, timezone=settings.timezone,
+            window_results=settings.simultane.window_results,
+        )  # fmt: skip
+    print(report.text())
     return 0
 
 
@@ -177,7 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", help="scoring method (default: the file's own)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option")
     p.add_argument("--boards", action="store_true", help="print per-table board results")
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--format", choices=("table", "csv", "json", "html"), default="table")
+    p.add_argument("--out", type=Path, help="--format html: folder of the event's pages")
+    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="--format html: language")
+
+    p = command("site", cmd_site, "build the static results site from the published tables")
+    p.add_argument("--out", type=Path, help="site folder (default <warehouse>/site)")
+    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="language of the pages")
 
     command("serve", cmd_serve, "serve the nightly flow on its cron schedule with Prefect")
     return parser

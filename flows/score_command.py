@@ -24,7 +24,7 @@ from transforms.bridge.options import METHODS, BridgeOptions
 from transforms.bridge.pbn import parse_pbn
 from transforms.records import RECORD_TYPES, validate_lines
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "csv", "json", "html")
 BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
 STANDING_COLUMNS = ["section", "rank", "pair", "total", "max", "pct", "imps", "vp", "penalties",
                     "boards"]  # fmt: skip
@@ -35,10 +35,21 @@ BOARD_COLUMNS = [
 ]  # fmt: skip
 
 
-def score_file(path: Path, method: str | None, options: list[str], boards: bool, fmt: str) -> str:
-    """The text `duplirank score` prints for one file."""
+def score_file(
+    path: Path,
+    method: str | None,
+    options: list[str],
+    boards: bool,
+    fmt: str,
+    out: Path | None = None,
+    lang: str = "fr",
+) -> str:
+    """The text `duplirank score` prints for one file (`html`: writes the event's pages into
+    `out` with `flows.site.event_site` and returns what it wrote)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    if fmt == "html" and out is None:
+        raise ValueError("--format html needs --out DIR (the folder of the pages)")
     if method is not None and method not in METHODS:
         raise ValueError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
     overrides = _parse_options(options)
@@ -52,12 +63,16 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
     penalties = frames["bridge.penalty"].lazy()
     results = frames["bridge.result"].lazy()
     outputs: list[str] = []
+    pages: list[tuple[pl.DataFrame, pl.DataFrame]] = []  # html: (standings, board results)
     for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
         # the CLI's options override the event's ones, defaults included: resolve them here
         resolved = BridgeOptions.from_mapping(overrides, base=resolve_options(event))
         event = event | {"options": json.dumps(dataclasses.asdict(resolved))}
         scores = score_event(event, results, penalties)
         notes += _issue_notes(scores.issues.collect())
+        if fmt == "html":
+            pages.append(pl.collect_all([scores.standings, scores.board_results]))
+            continue
         if boards:
             frame = scores.board_results.collect().sort(
                 "section", "board", "direction", "pair", descending=[False, False, True, False]
@@ -70,7 +85,14 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
         frame = frame.select("event_id", pl.exclude("event_id"))
         title = f"{event['event_id']} {event.get('date') or ''} — {resolved.method}".strip()
         outputs.append(_render(frame, fmt, title))
-    text = _join(outputs, fmt)
+    if fmt == "html":
+        from flows.site import event_site
+
+        standings = pl.concat([p[0] for p in pages], how="diagonal_relaxed")
+        board_results = pl.concat([p[1] for p in pages], how="diagonal_relaxed")
+        text = event_site(standings, board_results, events, out, lang).text() + "\n"
+    else:
+        text = _join(outputs, fmt)
     if notes:
         if fmt == "table":
             text += "\n" + "\n".join(notes) + "\n"

@@ -72,17 +72,22 @@ def event_summary(standings: pl.DataFrame, events: pl.DataFrame | None) -> pl.Da
     return summary.sort("month", "date", "event_id", nulls_last=True)
 
 
-def month_pages(events: pl.DataFrame, w: dict, lang: str) -> Iterator[Page]:
-    cols = [
+def event_cols(w: dict, link: pl.Expr) -> list[Col]:
+    return [
         Col(w["date"], text(pl.col("date"))),
-        Col(w["event"], pl.col("event_id"), th=True, href=pl.concat_str(
-            pl.lit("bridge/tournois/"), paths.slug_expr("event_id"), pl.lit("/index.html"))),
+        Col(w["event"], pl.col("event_id"), th=True, href=link),
         Col(w["method"], pl.col("method").replace_strict(
             w["methods"], default=pl.col("method"), return_dtype=pl.String)),
         Col(w["pairs"], text(pl.col("pairs")), num=True),
         Col(w["boards"], text(pl.col("boards")), num=True),
         Col(w["winner"], text(pl.col("winners"))),
     ]  # fmt: skip
+
+
+def month_pages(events: pl.DataFrame, w: dict, lang: str) -> Iterator[Page]:
+    link = pl.concat_str(pl.lit("bridge/tournois/"), paths.slug_expr("event_id"),
+                         pl.lit("/index.html"))  # fmt: skip
+    cols = event_cols(w, link)
     by_month = bodies(events, ["month"], cols, "../../")
     for month, body in by_month.items():
         name = month_name(month, lang)
@@ -94,6 +99,15 @@ def month_pages(events: pl.DataFrame, w: dict, lang: str) -> Iterator[Page]:
             crumbs=[(w["home"], paths.INDEX)],
             script=True,
         )
+
+
+def events_index(events: pl.DataFrame, w: dict, lang: str) -> Page:
+    """The list of a file's events (`score --format html` of a file with several)."""
+    del lang
+    cols = event_cols(w, pl.concat_str(paths.slug_expr("event_id"), pl.lit("/index.html")))
+    body = bodies(events.with_columns(_page=pl.lit(0)), ["_page"], cols, "").get(0, "")
+    return Page(paths.INDEX, w["events"], [{"kind": "table", "caption": w["events"],
+                "cols": header(cols), "body": body, "sortable": True}], script=True)  # fmt: skip
 
 
 def _is_mp(method: pl.Expr) -> pl.Expr:
@@ -171,8 +185,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
     )  # fmt: skip
     score_text = pl.when(pl.col("adjusted").is_not_null()).then(pl.col("adjusted")).otherwise(
         text(pl.col("score_ns")))  # fmt: skip
-    mp_side = pl.col("_mp")
-    traveller_cols = [
+    traveller_head = [
         Col(w["round"], text(pl.col("round")), num=True),
         Col(w["ns"], pl.col("pair"), href=pair_link("pair"), th=True),
         Col(w["ew"], pl.col("opponent"), href=pair_link("opponent")),
@@ -180,17 +193,27 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         Col(w["declarer"], text(pl.col("declarer"))),
         Col(w["result"], text(pl.col("result"))),
         Col(w["score_ns"], score_text, num=True, sort=pl.col("score_ns").cast(pl.String)),
-        Col(w["mp_ns"] + " / " + w["imp_ns"], pl.when(mp_side).then(num(pl.col("mp"), 2, lang))
-            .otherwise(num(pl.col("imp"), 2, lang)), num=True),
-        Col(w["mp_ew"] + " / " + w["imp_ew"], pl.when(mp_side).then(num(pl.col("mp_ew"), 2, lang))
-            .otherwise(num(pl.col("imp_ew"), 2, lang)), num=True),
-        Col(w["pct_ns"], num(pl.col("pct"), 2, lang), num=True),
-        Col(w["pct_ew"], num(pl.col("pct_ew"), 2, lang), num=True),
-    ]  # fmt: skip
-    traveller_rows = bodies(tables, ["event_id", "section", "board"], traveller_cols, root)
+    ]
+    # matchpoint events show both sides' MP and %, IMP events both sides' IMP
+    traveller_cols = {
+        True: traveller_head + [
+            Col(w["mp_ns"], num(pl.col("mp"), 2, lang), num=True),
+            Col(w["mp_ew"], num(pl.col("mp_ew"), 2, lang), num=True),
+            Col(w["pct_ns"], num(pl.col("pct"), 2, lang), num=True),
+            Col(w["pct_ew"], num(pl.col("pct_ew"), 2, lang), num=True),
+        ],
+        False: traveller_head + [
+            Col(w["imp_ns"], num(pl.col("imp"), 2, lang), num=True),
+            Col(w["imp_ew"], num(pl.col("imp_ew"), 2, lang), num=True),
+        ],
+    }
+    traveller_rows: dict = {}
+    for (is_mp,), part in tables.partition_by(["_mp"], as_dict=True).items():
+        keys = ["event_id", "section", "board"]
+        traveller_rows |= bodies(part, keys, traveller_cols[is_mp], root)
 
     # --- pair cards: every board the pair played, in round and board order
-    card_cols = [
+    card_head = [
         Col(w["board"], text(pl.col("board")), num=True, href=board_link(), th=True),
         Col(w["round"], text(pl.col("round")), num=True),
         Col(w["direction"], pl.col("direction").replace_strict(
@@ -202,12 +225,18 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         Col(w["result"], text(pl.col("result"))),
         Col(w["score"], pl.when(pl.col("adjusted").is_not_null()).then(pl.col("adjusted"))
             .otherwise(text(pl.col("score"))), num=True, sort=pl.col("score").cast(pl.String)),
-        Col(w["mp"] + " / " + w["imp"], pl.when(mp_side).then(num(pl.col("mp"), 2, lang))
-            .otherwise(num(pl.col("imp"), 2, lang)), num=True),
-        Col(w["pct"], num(pl.col("pct"), 2, lang), num=True),
     ]  # fmt: skip
+    card_cols = {
+        True: card_head + [
+            Col(w["mp"], num(pl.col("mp"), 2, lang), num=True),
+            Col(w["pct"], num(pl.col("pct"), 2, lang), num=True),
+        ],
+        False: card_head + [Col(w["imp"], num(pl.col("imp"), 2, lang), num=True)],
+    }
     cards = boards.sort("event_id", "section", "pair", "round", "board", nulls_last=True)
-    card_rows = bodies(cards, ["event_id", "section", "pair"], card_cols, root)
+    card_rows: dict = {}
+    for (is_mp,), part in cards.partition_by(["_mp"], as_dict=True).items():
+        card_rows |= bodies(part, ["event_id", "section", "pair"], card_cols[is_mp], root)
 
     board_lists = (
         boards.select("event_id", "section", "_sec", "board").unique()
@@ -265,7 +294,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                     f"{w['board']} {b}" + (f" ({section})" if section else "") + f" — {event_id}",
                     [
                         {"kind": "table", "caption": f"{w['traveller']} — {w['board']} {b}",
-                         "cols": header(traveller_cols),
+                         "cols": header(traveller_cols[is_mp]),
                          "body": traveller_rows.get((event_id, section, b), ""),
                          "sortable": True},
                         {"kind": "links", "items": links},
@@ -289,7 +318,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                         (w["pct"] if is_mp else w["imp"], num_value(score, 2, lang), None),
                     ]},
                     {"kind": "table", "caption": f"{w['pair_card']} {pair}",
-                     "cols": header(card_cols),
+                     "cols": header(card_cols[is_mp]),
                      "body": card_rows.get((event_id, section, pair), ""), "sortable": True},
                 ],
                 crumbs=event_crumbs,

@@ -270,6 +270,55 @@ def publish_site(
 ) -> SiteReport:
     """Build into a staging folder beside `out` (reusing `out`'s unchanged pages), then swap
     it in atomically; the old site is deleted after the swap."""
+
+    def build(stage: Path, previous: Path | None) -> SiteReport:
+        return build_site(read_table, stage, lang, previous, timezone=timezone,
+                          window_results=window_results)  # fmt: skip
+
+    return publish(out, build)
+
+
+def event_site(
+    standings: pl.DataFrame,
+    board_results: pl.DataFrame,
+    events: pl.DataFrame,
+    out: Path | str,
+    lang: str = "fr",
+) -> SiteReport:
+    """The pages of the bridge events of one file (`duplirank score FILE --format html`):
+    one event's standings at `out/index.html`, its travellers and pair cards beside it; with
+    several events, an index of them and one folder per event. `events` has event_id, date."""
+    words = labels(lang)
+    ids = sorted(standings["event_id"].unique().to_list())
+    single = len(ids) == 1
+    events = events.select("event_id", pl.col("date").cast(pl.String)).unique("event_id")
+    summary = bridge.event_summary(standings, events).with_columns(month=pl.lit(None, pl.String))
+    if single:
+        layout = bridge.Layout(lambda event_id: "", pl.lit(""), lambda event_id, month: [])
+    else:
+        layout = bridge.Layout(
+            lambda event_id: f"{paths.slug(event_id)}/",
+            pl.concat_str(paths.slug_expr("event_id"), pl.lit("/")),
+            lambda event_id, month: [(words["events"], paths.INDEX)],
+        )
+
+    def pages():
+        if not single:
+            yield bridge.events_index(summary, words, lang)
+        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout)
+
+    def build(stage: Path, previous: Path | None) -> SiteReport:
+        started = time.perf_counter()
+        stage.mkdir(parents=True, exist_ok=True)
+        report = write_pages(pages(), stage, previous, Chrome(lang, words, []))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    return publish(out, build)
+
+
+def publish(out: Path | str, build) -> SiteReport:
+    """Run `build(stage, previous)` into a staging folder beside `out`, then swap it in."""
     out = Path(out).resolve()
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file, not a folder")
@@ -278,12 +327,14 @@ def publish_site(
             f"{out} exists and is not a duplirank site (no {PAGE_INDEX}); "
             "give a new or empty folder, or the folder of a site built before"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create {out.parent}: {err.strerror or err}") from None
     stage = out.parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     try:
-        report = build_site(read_table, stage, lang, previous=out if out.is_dir() else None,
-                            timezone=timezone, window_results=window_results)  # fmt: skip
+        report = build(stage, out if out.is_dir() else None)
         swap_in(stage, out)
     finally:
         shutil.rmtree(stage, ignore_errors=True)  # the new site's staging, or the old site

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
 from flows.site import paths
 from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, yes_no
 from flows.site.labels import month_name
@@ -364,10 +365,10 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         ["player_id"], played_cols, DEPTH_MONTH,
     )  # fmt: skip
     legend = [
-        ("red", w["curve_legend_red"], "dot"),
-        ("blue", w["curve_legend_blue"], "dot"),
-        ("grey", w["curve_legend_grey"], "dot"),
-        ("green", w["curve_legend_green"], "line"),
+        (IN_WINDOW, w["curve_legend_red"], "dot"),
+        (NEXT_TO_LEAVE, w["curve_legend_blue"], "dot"),
+        (OUT_OF_WINDOW, w["curve_legend_grey"], "dot"),
+        (PCT_ACTUEL, w["curve_legend_green"], "line"),
     ]
     for player in sorted(players):
         pct_actuel, representative, as_of = latest.get(player, (None, None, None))

@@ -40,7 +40,7 @@ def curve_colour(window_results: int) -> pl.Expr:
 def _scale(value: pl.Expr, low: pl.Expr, high: pl.Expr, start: float, length: float) -> pl.Expr:
     span = high - low
     return (
-        pl.when(span > 0)
+        pl.when(span != 0)
         .then(start + (value - low) / span * length)
         .otherwise(start + length / 2)
         .round(1)
