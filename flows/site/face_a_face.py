@@ -206,7 +206,7 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Pag
         if mid in deal_bodies:
             sections.append({
                 "kind": "table", "h2": w["deals"], "caption": f"{w['match']} {mid} — {score}",
-                "cols": deal_header, "body": deal_bodies[mid], "sortable": True, "sorted": 0,
+                "cols": deal_header, "body": deal_bodies[mid],
             })  # fmt: skip
         month = m["month"]
         yield Page(

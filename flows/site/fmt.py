@@ -6,6 +6,8 @@ as an en dash. Timestamps are shown in the platform's time zone.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import polars as pl
 
 from flows.site.labels import DECIMAL
@@ -70,5 +72,11 @@ def escape(expr: pl.Expr) -> pl.Expr:
 
 
 def num_value(value, decimals: int, lang: str) -> str:
-    """`num` of one value (facts at the top of a page)."""
-    return pl.select(num(pl.lit(value, pl.Float64), decimals, lang)).item()
+    """`num` of one value (the facts at the top of a page): the same rounding, in Python."""
+    if value is None or value != value:
+        return MISSING
+    scale = 10**decimals
+    scaled = int(Decimal(repr(float(value) * scale)).to_integral_value(ROUND_HALF_UP))
+    sign = "-" if scaled < 0 else ""
+    whole, frac = divmod(abs(scaled), scale)
+    return f"{sign}{whole}" + (f"{DECIMAL[lang]}{frac:0{decimals}d}" if decimals else "")

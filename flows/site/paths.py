@@ -2,36 +2,42 @@
 site's relative paths. Every link is relative to the page it is on (`href`), so the folder can
 be copied to any web server or opened from disk.
 
-Ids come from raw logs: any character may appear. `slug` keeps a safe id as it is and makes
-any other one a safe file name that cannot collide with a kept one (it gets a hash suffix).
+Ids come from raw logs: any character may appear. `slug` keeps a safe id (letters, digits,
+`_ . -`, not starting with a dot, at most 100 characters) as it is and writes any other one as
+`~` and the hex of its UTF-8 bytes, which no safe id can be; `slug_expr` is the same rule on a
+whole column. (An unsafe id longer than 120 bytes would make a file name longer than the
+usual 255-byte limit: such an id fails the build with the system's error.)
 """
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 
 import polars as pl
 
-SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-UNSAFE_CHARS = r"[^A-Za-z0-9_.-]"
+SAFE = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
 
 
 def slug(key: str) -> str:
     """A file-name-safe, collision-free form of an id."""
     key = str(key)
-    if SAFE.match(key) and ".." not in key:
+    if _SAFE.fullmatch(key):
         return key
-    kept = re.sub(UNSAFE_CHARS, "_", key)[:60].strip("._") or "x"
-    return f"{kept}~{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+    return "~" + key.encode().hex()
+
+
+_SAFE = re.compile(SAFE)
 
 
 def slug_expr(column: str | pl.Expr) -> pl.Expr:
-    """`slug` of a whole column (the rare unsafe ids go through Python once each)."""
+    """`slug` of a whole column."""
     expr = pl.col(column) if isinstance(column, str) else column
-    safe = expr.str.contains(SAFE.pattern) & ~expr.str.contains("..", literal=True)
-    return pl.when(safe).then(expr).otherwise(expr.map_elements(slug, return_dtype=pl.String))
+    return (
+        pl.when(expr.str.contains(SAFE))
+        .then(expr)
+        .otherwise(pl.concat_str(pl.lit("~"), expr.str.encode("hex")))
+    )
 
 
 INDEX = "index.html"
