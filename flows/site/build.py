@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import hashlib
 import json
 import os
@@ -25,9 +24,8 @@ from pathlib import Path
 
 import jinja2
 import polars as pl
-from markupsafe import Markup, escape
 
-from flows.site import bridge, face_a_face, paths, simultane
+from flows.site import bridge, face_a_face, html, paths, simultane
 from flows.site.fmt import num, text
 from flows.site.labels import labels, month_name
 from flows.site.model import Page, ReadTable, read_tables, root_of
@@ -125,8 +123,8 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
 def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -> SiteReport:
     """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
     `previous`; writes the page index last."""
-    env = environment()
-    template = env.get_template("page.html.j2")
+    shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
+                       chrome.nav)  # fmt: skip
     old = _read_index(Path(previous)) if previous else {}
     report = SiteReport(out)
     index: dict[str, str] = {}
@@ -150,88 +148,15 @@ def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -
 
     emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
     for page in pages:
-        html = render(template, page, chrome)
-        emit(page.path, html.encode())
+        root = root_of(page.path)
+        script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+        content = html.sections(page.sections, root, chrome.words)
+        emit(page.path, shell.page(page.title, page.crumbs, root, script, content).encode())
     report.pages = len(index) - 1
     tmp = out / (PAGE_INDEX + ".tmp")
     tmp.write_text(json.dumps({"format": FORMAT, "pages": index}, sort_keys=True, indent=0))
     os.replace(tmp, out / PAGE_INDEX)
     return report
-
-
-def render(template: jinja2.Template, page: Page, chrome: Chrome) -> str:
-    """The page's HTML. Small repeated pieces (lists of facts and links, breadcrumbs, the
-    navigation, table headers) are put together here rather than in template loops: a site
-    has tens of thousands of pages and these are most of a template's per-page cost."""
-    root = root_of(page.path)
-    sections = [_prepared(s, root) for s in page.sections]
-    return template.render(
-        title=page.title,
-        sections=sections,
-        crumbs=Markup(_crumbs(page.crumbs, page.title, root, chrome.words["home"])),
-        nav=Markup(_nav(tuple(chrome.nav), root, chrome.words["home"])),
-        script=any(s.get("sortable") or s.get("filter") for s in sections),
-        r=root,
-        w=chrome.words,
-        lang=chrome.lang,
-    )
-
-
-def _prepared(section: dict, root: str) -> dict:
-    kind = section["kind"]
-    if kind == "facts":
-        items = "".join(
-            f"<div><dt>{escape(label)}</dt><dd>{_link(value, link, root)}</dd></div>"
-            for label, value, link in section["items"]
-        )
-        return section | {"html": Markup(f'<dl class="facts">{items}</dl>')}
-    if kind == "links":
-        items = "".join(
-            f"<li>{_link(label, link, root)}"
-            + (f' <span class="note">{escape(note)}</span>' if note else "")
-            + "</li>"
-            for label, link, note in section["items"]
-        )
-        return section | {"html": Markup(f'<ul class="links">{items}</ul>')}
-    if "cols" in section:  # a table's header row, rendered once per distinct header
-        columns = tuple((c["label"], c["num"]) for c in section["cols"])
-        sorted_by = section.get("sorted") if section.get("sortable") else None
-        return section | {"head": Markup(_thead(columns, sorted_by))}
-    return section
-
-
-def _link(text, link: str | None, root: str) -> str:
-    if not link:
-        return str(escape(text))
-    return f'<a href="{escape(root + link)}">{escape(text)}</a>'
-
-
-def _crumbs(crumbs: list[tuple[str, str]], title: str, root: str, label: str) -> str:
-    if not crumbs:
-        return ""
-    items = "".join(f"<li>{_link(text, link, root)}</li>" for text, link in crumbs)
-    return (
-        f'<nav class="crumbs" aria-label="{escape(label)}"><ol>{items}'
-        f'<li aria-current="page">{escape(title)}</li></ol></nav>'
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _nav(nav: tuple[tuple[str, str], ...], root: str, label: str) -> str:
-    if not nav:
-        return ""
-    items = "".join(f"<li>{_link(text, link, root)}</li>" for text, link in nav)
-    return f'<nav aria-label="{escape(label)}"><ul>{items}</ul></nav>'
-
-
-@functools.lru_cache(maxsize=512)
-def _thead(columns: tuple[tuple[str, bool], ...], sorted_by: int | None) -> str:
-    cells = []
-    for i, (label, numeric) in enumerate(columns):
-        cls = ' class="num"' if numeric else ""
-        sort = ' aria-sort="ascending"' if i == sorted_by else ""
-        cells.append(f'<th scope="col"{cls}{sort}>{escape(label)}</th>')
-    return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _reuse(source: Path, target: Path) -> bool:

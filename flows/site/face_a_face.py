@@ -243,9 +243,8 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Pa
     if elo is not None and not elo.is_empty():
         curves = dict(elo_curves(elo, w, lang, timezone).iter_rows())
         current = dict(
-            elo.sort("player_id", "ended_at", "elo_seq")
-            .group_by("player_id")
-            .agg(pl.col("elo_after").last())
+            elo.group_by("player_id")
+            .agg(pl.col("elo_after").sort_by("ended_at", "elo_seq").last())
             .iter_rows()
         )
     else:

@@ -234,52 +234,53 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb) -> Iterator[Pa
 
 def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -> dict:
     """{tournament_id: `<tr>` rows of the deal-by-deal grid}: a row per participant in rank
-    order, a cell per deal of the tournament (empty when the player has no row for it)."""
-    numbers = deals.group_by("tournament_id").agg(
-        pl.int_range(1, pl.col("deal_no").max() + 1).alias("deal_no")
-    ).explode("deal_no")  # fmt: skip
-    participants = ordered.select("tournament_id", "player_id", "is_bot", "rank").with_row_index(
-        "_order"
-    )
-    dense = (
-        participants.join(numbers, on="tournament_id")
-        .join(deals, on=["tournament_id", "player_id", "deal_no"], how="left")
-        .sort("_order", "deal_no")
-    )
-    unfinished = pl.col("status").is_not_null() & (pl.col("status") != "finished")
+    order, a cell per deal of the tournament (empty where the player has no row: a quit)."""
+    participants = ordered.select("tournament_id", "player_id", "is_bot").with_row_index("_order")
+    n_deals = deals.group_by("tournament_id").agg(pl.col("deal_no").max().alias("_n"))
+    participants = participants.join(n_deals, on="tournament_id", how="left")
+    unfinished = pl.col("status") != "finished"
     cls = (
         pl.when(pl.col("is_top").fill_null(False))
         .then(pl.lit(' class="top"'))
-        .when(pl.col("is_bulle").fill_null(False) & ~unfinished)
-        .then(pl.lit(' class="bulle"'))
         .when(unfinished)
         .then(pl.lit(' class="unfinished bulle"'))
+        .when(pl.col("is_bulle").fill_null(False))
+        .then(pl.lit(' class="bulle"'))
         .otherwise(pl.lit(""))
     )
-    status_words = w["deal_status"]
     title = pl.concat_str(
         text(pl.col("points")),
         pl.lit(f" {w['points'].lower()}"),
-        pl.when(pl.col("is_top").fill_null(False)).then(pl.lit(f" · {w['top']}")).otherwise(
-            pl.lit("")
-        ),
-        pl.when(pl.col("is_bulle").fill_null(False)).then(pl.lit(f" · {w['bulle']}")).otherwise(
-            pl.lit("")
-        ),
         pl.when(unfinished)
         .then(pl.concat_str(pl.lit(" · "), pl.col("status").replace_strict(
-            status_words, default=pl.col("status"), return_dtype=pl.String)))
+            w["deal_status"], default=pl.col("status"), return_dtype=pl.String)))
         .otherwise(pl.lit("")),
     )  # fmt: skip
-    cell = (
-        pl.when(pl.col("status").is_null())
-        .then(pl.lit("<td></td>"))
-        .otherwise(
-            pl.concat_str(
-                pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
-                num(pl.col("pct"), 1, lang), pl.lit("</td>"),
-            )
-        )
+    # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
+    # tournament, player and deal, so the previous row is the player's previous deal or
+    # another player's
+    same = (pl.col("tournament_id") == pl.col("tournament_id").shift(1)) & (
+        pl.col("player_id") == pl.col("player_id").shift(1)
+    )
+    previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
+    gap = pl.col("deal_no") - previous - 1
+    empty = pl.lit("<td></td>")
+    cell = pl.concat_str(
+        pl.when(gap > 0).then(empty.repeat_by(gap).list.join("")).otherwise(pl.lit("")),
+        pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
+        num(pl.col("pct"), 1, lang), pl.lit("</td>"),
+    )  # fmt: skip
+    # a participant's cells in deal order, grouped before meeting the (fewer) participants
+    per_player = (
+        deals.lazy()
+        .sort("tournament_id", "player_id", "deal_no")
+        .with_columns(cell.alias("cell"))
+        .group_by("tournament_id", "player_id")
+        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
+        .join(participants.lazy().select("tournament_id", "player_id", "_order"),
+              on=["tournament_id", "player_id"])
+        .select("_order", "cell", "_last")
+        .collect()
     )  # fmt: skip
     name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
     head = (
@@ -292,17 +293,24 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
             )
         )
     )  # fmt: skip
+    trailing = (pl.col("_n") - pl.col("_last").fill_null(0)).clip(0)
     rows = (
-        dense.lazy()
-        .group_by("_order", maintain_order=True)
-        .agg(
-            pl.col("tournament_id").first(),
-            pl.concat_str(head.first(), cell.str.join(""), pl.lit("</tr>")).alias("tr"),
+        participants.lazy()
+        .join(per_player.lazy(), on="_order", how="left")
+        .select(
+            "tournament_id",
+            "_order",
+            pl.concat_str(
+                head, pl.col("cell").fill_null(""),
+                pl.when(trailing > 0).then(empty.repeat_by(trailing).list.join(""))
+                .otherwise(pl.lit("")),
+                pl.lit("</tr>"),
+            ).alias("tr"),
         )
-        .group_by("tournament_id", maintain_order=True)
-        .agg(pl.col("tr").str.join("\n"))
+        .group_by("tournament_id")
+        .agg(pl.col("tr").sort_by("_order").str.join("\n"))
         .collect()
-    )
+    )  # fmt: skip
     return dict(rows.iter_rows())
 
 
@@ -348,9 +356,11 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
             (p, (pa, rep, end))
             for p, pa, rep, end in ordered_blocks.group_by("player_id")
             .agg(
-                pl.col("pct_actuel").last(),
-                pl.col("representative").last(),
-                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d").last(),
+                pl.col("pct_actuel").sort_by("block_no").last(),
+                pl.col("representative").sort_by("block_no").last(),
+                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
+                .sort_by("block_no")
+                .last(),
             )
             .iter_rows()
         )

@@ -95,13 +95,14 @@ def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str
     line_point = pl.when(pl.col("pct_actuel").is_not_null()).then(
         pl.concat_str(_coord(x), pl.lit(","), _coord(y_of(pl.col("pct_actuel"))))
     )
-    per_player = frame.group_by("player_id", maintain_order=True).agg(
-        points=point.str.join(""),
-        line=line_point.drop_nulls().str.join(" "),
+    order = pl.col("block_no")
+    per_player = frame.group_by("player_id").agg(
+        points=point.sort_by(order).str.join(""),
+        line=line_point.sort_by(order).drop_nulls().str.join(" "),
         lo=pl.col("_lo").first(),
         hi=pl.col("_hi").first(),
-        first=date.first(),
-        last=date.last(),
+        first=date.sort_by(order).first(),
+        last=date.sort_by(order).last(),
     )
     rows = []
     for player_id, points, line, lo, hi, first, last in per_player.iter_rows():
@@ -189,13 +190,14 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> pl.D
         num(pl.col("elo_after"), 0, lang),
         pl.lit("</title></circle>"),
     )
-    per_player = frame.group_by("player_id", maintain_order=True).agg(
-        points=point.str.join(""),
-        line=pl.concat_str(_coord(x), pl.lit(","), _coord(y)).str.join(" "),
+    order = pl.col("_i")
+    per_player = frame.group_by("player_id").agg(
+        points=point.sort_by(order).str.join(""),
+        line=pl.concat_str(_coord(x), pl.lit(","), _coord(y)).sort_by(order).str.join(" "),
         lo=pl.col("_lo").first(),
         hi=pl.col("_hi").first(),
-        first=date.first(),
-        last=date.last(),
+        first=date.sort_by(order).first(),
+        last=date.sort_by(order).last(),
     )
     rows = [
         (p, _svg(pts, line, lo, hi, first, last, words["elo_over_time"], lang, 1600.0, "#1f5fa8"))

@@ -80,9 +80,10 @@ def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
         return {}
     grouped = (
         frame.lazy()
-        .select(*[pl.col(k) for k in keys], row_html(cols, root, row_cls).alias("_tr"))
-        .group_by(keys, maintain_order=True)
-        .agg(pl.col("_tr").str.join("\n"))
+        .with_row_index("_i")  # lazy queries need not keep row order: say it
+        .select("_i", *[pl.col(k) for k in keys], row_html(cols, root, row_cls).alias("_tr"))
+        .group_by(keys)
+        .agg(pl.col("_tr").sort_by("_i").str.join("\n"))
         .collect()
     )
     key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
