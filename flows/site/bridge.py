@@ -97,7 +97,6 @@ def month_pages(events: pl.DataFrame, w: dict, lang: str) -> Iterator[Page]:
             [{"kind": "table", "caption": f"{w['events']} — {name}", "cols": header(cols),
               "body": body, "sortable": True, "sorted": 0}],  # fmt: skip
             crumbs=[(w["home"], paths.INDEX)],
-            script=True,
         )
 
 
@@ -107,7 +106,7 @@ def events_index(events: pl.DataFrame, w: dict, lang: str) -> Page:
     cols = event_cols(w, pl.concat_str(paths.slug_expr("event_id"), pl.lit("/index.html")))
     body = bodies(events.with_columns(_page=pl.lit(0)), ["_page"], cols, "").get(0, "")
     return Page(paths.INDEX, w["events"], [{"kind": "table", "caption": w["events"],
-                "cols": header(cols), "body": body, "sortable": True}], script=True)  # fmt: skip
+                "cols": header(cols), "body": body, "sortable": True}])  # fmt: skip
 
 
 def _is_mp(method: pl.Expr) -> pl.Expr:
@@ -276,7 +275,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                 "items": [(f"{w['board']} {b}", paths.bridge_board(base, sec_slug, b), None)
                           for b in numbers],
             })  # fmt: skip
-        yield Page(paths.bridge_event(base), title, page_sections, crumbs=crumbs, script=True)
+        yield Page(paths.bridge_event(base), title, page_sections, crumbs=crumbs)
         event_crumbs = crumbs + [(title, paths.bridge_event(base))]
         for section in sections_of_event:
             sec_slug = paths.slug(section) if section else ""
@@ -300,7 +299,6 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                         {"kind": "links", "items": links},
                     ],
                     crumbs=event_crumbs,
-                    script=True,
                 )  # fmt: skip
         pairs = ordered.filter(pl.col("event_id") == event_id).select(
             "section", "pair", "rank", "total", "pct", "imps").rows()  # fmt: skip
@@ -322,5 +320,4 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                      "body": card_rows.get((event_id, section, pair), ""), "sortable": True},
                 ],
                 crumbs=event_crumbs,
-                script=True,
             )  # fmt: skip

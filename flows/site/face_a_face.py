@@ -123,7 +123,6 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
                                              None)]},
             ],  # fmt: skip
             crumbs=crumbs,
-            script=True,
         )
         yield Page(
             paths.ff_month_matches(month),
@@ -136,7 +135,6 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
                             "hint": w["filter_hint"], "columns": "3,4", "shown": w["shown"]}},
             ],  # fmt: skip
             crumbs=crumbs + [(w["face_a_face"] + " " + name, paths.ff_month(month))],
-            script=True,
         )
 
 
@@ -215,7 +213,6 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Pag
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
-            script=True,
         )  # fmt: skip
 
 
@@ -276,5 +273,4 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Pa
             f"{w['player']} {player}",
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb],
-            script=True,
         )

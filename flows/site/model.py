@@ -55,7 +55,6 @@ class Page:
     title: str
     sections: list[dict] = field(default_factory=list)
     crumbs: list[tuple[str, str]] = field(default_factory=list)
-    script: bool = False
 
 
 def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:

@@ -1,5 +1,5 @@
 """Where each page lives: the one place that turns keys (month, player, tournament…) into the
-site's relative paths. Every link is relative to the page it is on (`href`), so the folder can
+site's relative paths. Links are written relative to the page they are on, so the folder can
 be copied to any web server or opened from disk.
 
 Ids come from raw logs: any character may appear. `slug` keeps a safe id (letters, digits,
@@ -11,7 +11,6 @@ usual 255-byte limit: such an id fails the build with the system's error.)
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 import polars as pl
@@ -97,9 +96,3 @@ def bridge_board(base: str, section_slug: str, board: int) -> str:
 def bridge_pair(base: str, section_slug: str, pair_slug: str) -> str:
     prefix = f"{section_slug}-" if section_slug else ""
     return f"{base}paire-{prefix}{pair_slug}.html"
-
-
-def href(from_page: str, to_page: str) -> str:
-    """The relative link from one page of the site to another (both site-relative paths)."""
-    start = posixpath.dirname(from_page) or "."
-    return posixpath.relpath(to_page, start)

@@ -135,7 +135,6 @@ def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
             f"{w['simultane']} — {month_name(month, lang)}",
             sections,
             crumbs=[(w["home"], paths.INDEX)],
-            script=True,
         )
 
 
@@ -172,7 +171,6 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
             ],  # fmt: skip
             crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
                                                       paths.sim_month(month))],
-            script=True,
         )
 
 
@@ -228,7 +226,6 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb) -> Iterator[Pa
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.sim_month(month))],
-            script=True,
         )  # fmt: skip
 
 
@@ -416,5 +413,4 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
             f"{w['player']} {player}",
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb],
-            script=True,
         )
