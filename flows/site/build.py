@@ -298,7 +298,6 @@ def event_site(
 
     def build(stage: Path, previous: Path | None) -> SiteReport:
         started = time.perf_counter()
-        stage.mkdir(parents=True, exist_ok=True)
         report = write_pages(pages(), stage, previous, Chrome(lang, words, []))
         report.seconds = time.perf_counter() - started
         return report
@@ -323,6 +322,10 @@ def publish(out: Path | str, build) -> SiteReport:
     stage = out.parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     try:
+        try:
+            stage.mkdir()
+        except OSError as err:
+            raise UserError(f"cannot write beside {out}: {err.strerror or err}") from None
         report = build(stage, out if out.is_dir() else None)
         swap_in(stage, out)
     finally:

@@ -234,7 +234,12 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Pa
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["points"], num(pl.col("points"), 2, lang), num=True),
         Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
-        Col(w["n_matches"], text(pl.col("matches")), num=True),
+        # the month's list of matches, filtered on the player ("all matches played by Ben")
+        Col(w["n_matches"], text(pl.col("matches")), num=True, href=pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/matches.html"),
+            pl.when(paths.slug_expr("player_id") == pl.col("player_id"))
+            .then(pl.concat_str(pl.lit("?player="), pl.col("player_id"))).otherwise(pl.lit("")),
+        )),
     ]  # fmt: skip
     month_bodies = bodies(ranking.sort("player_id", "month"), ["player_id"], month_cols, DEPTH)
     if elo is not None and not elo.is_empty():

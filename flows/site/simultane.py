@@ -29,21 +29,19 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int) -> It
     results = t["simultane_tournament_results"]
     if monthly is None or results is None:
         return
+    months = months_of(monthly, results)
+    if not months:
+        return
     daily = t["simultane_daily"]
     deals = t["simultane_deal_results"]
     blocks = t["simultane_blocks"]
-    crumb = (w["simultane"], paths.sim_month(latest_month(monthly, results)))
+    crumb = (w["simultane"], paths.sim_month(months[-1]))
     tournaments = tournament_summary(results, deals, timezone)
     yield from month_pages(monthly, tournaments, daily, w, lang)
     if daily is not None:
         yield from day_pages(daily, tournaments, w, lang, crumb)
     yield from tournament_pages(results, deals, tournaments, w, lang, crumb)
     yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb)
-
-
-def latest_month(monthly: pl.DataFrame, results: pl.DataFrame) -> str:
-    months = months_of(monthly, results)
-    return months[-1] if months else "0000-00"
 
 
 def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:
