@@ -14,7 +14,7 @@ from flows.site.fmt import MISSING, local_time, mapped, num, num_value, text
 from flows.site.labels import month_name
 from flows.site.model import Page
 from flows.site.svg import elo_curves
-from flows.site.tables import Col, bodies, header
+from flows.site.tables import Col, bodies, facts_html, header
 
 DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
 BOT = "BOT"
@@ -157,56 +157,44 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Pag
         ]  # fmt: skip
         deal_bodies = bodies(deal_results.sort("match_id", "deal_no"), ["match_id"], cols, DEPTH)
         deal_header = header(cols)
-        timeouts = dict(
-            deal_results.group_by("match_id")
-            .agg(pl.col("unfinished_a").sum(), pl.col("unfinished_b").sum())
-            .select("match_id", pl.concat_list("unfinished_a", "unfinished_b"))
-            .iter_rows()
+        timeouts = deal_results.group_by("match_id").agg(
+            pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
         )
     else:
-        deal_header, timeouts = [], {}
-    shown = matches.with_columns(
-        date=local_time(pl.col("when"), timezone),
-        type_text=mapped(pl.col("match_type"), w["match_types"]),
-        status_text=mapped(pl.col("status"), w["statuses"]),
-        outcome_text=mapped(pl.col("outcome_a"), w["outcomes"]),
-        elo_1=_elo_change("elo_a_before", "elo_a_after", lang),
-        elo_2=_elo_change("elo_b_before", "elo_b_after", lang),
-        value_1=num(pl.col("value_a"), 0, lang),
-        value_2=num(pl.col("value_b"), 0, lang),
-        link_a=player_link("player_a"),
-        link_b=player_link("player_b"),
+        deal_header = []
+        timeouts = pl.DataFrame(schema={"match_id": pl.String, "_to_a": pl.UInt32,
+                                        "_to_b": pl.UInt32})  # fmt: skip
+    score = pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b")))
+    ranked = pl.when(pl.col("counts_for_ranking").fill_null(False)).then(
+        pl.lit(w["played_for_ranking"])).otherwise(pl.lit(w["not_for_ranking"]))  # fmt: skip
+    facts = [
+        (w["date"], local_time(pl.col("when"), timezone), None),
+        (w["type"], mapped(pl.col("match_type"), w["match_types"]), None),
+        (w["player_1"], pl.col("player_a"), player_link("player_a")),
+        (w["player_2"], pl.col("player_b"), player_link("player_b")),
+        (w["match_points"], score, None),
+        (w["outcome_1"], mapped(pl.col("outcome_a"), w["outcomes"]), None),
+        (w["forfeit"], pl.col("forfeit_by"), None),  # only when there is one
+        (w["status"], mapped(pl.col("status"), w["statuses"]), None),
+        (w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang), None),
+        (w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang), None),
+        (w["points_1"], num(pl.col("value_a"), 0, lang), None),
+        (w["points_2"], num(pl.col("value_b"), 0, lang), None),
+        (w["ranked"], ranked, None),
+        (w["timeouts"], pl.concat_str(pl.col("_to_a").cast(pl.String), pl.lit(" – "),
+                                      pl.col("_to_b").cast(pl.String)), None),  # null: no deal
+    ]  # fmt: skip
+    shown = matches.join(timeouts, on="match_id", how="left").select(
+        "match_id", "month", score.alias("score"), facts_html(facts, DEPTH).alias("facts")
     )
-    for m in shown.iter_rows(named=True):
-        mid = m["match_id"]
-        score = f"{_int(m['mp_a'])} – {_int(m['mp_b'])}"
-        facts = [
-            (w["date"], m["date"], None),
-            (w["type"], m["type_text"], None),
-            (w["player_1"], m["player_a"], m["link_a"]),
-            (w["player_2"], m["player_b"], m["link_b"]),
-            (w["match_points"], score, None),
-            (w["outcome_1"], m["outcome_text"], None),
-            (w["status"], m["status_text"], None),
-            (w["elo_1"], m["elo_1"], None),
-            (w["elo_2"], m["elo_2"], None),
-            (w["points_1"], m["value_1"], None),
-            (w["points_2"], m["value_2"], None),
-            (w["ranked"], w["played_for_ranking"] if m["counts_for_ranking"]
-             else w["not_for_ranking"], None),
-        ]  # fmt: skip
-        if m["forfeit_by"]:
-            facts.insert(6, (w["forfeit"], m["forfeit_by"], None))
-        if mid in timeouts:
-            ta, tb = timeouts[mid]
-            facts.append((w["timeouts"], f"{ta} – {tb}", None))
-        sections: list[dict] = [{"kind": "facts", "items": facts}]
+    for mid, month, match_score, facts_block in shown.iter_rows():
+        sections: list[dict] = [{"kind": "html", "html": facts_block}]
         if mid in deal_bodies:
             sections.append({
-                "kind": "table", "h2": w["deals"], "caption": f"{w['match']} {mid} — {score}",
+                "kind": "table", "h2": w["deals"],
+                "caption": f"{w['match']} {mid} — {match_score}",
                 "cols": deal_header, "body": deal_bodies[mid],
             })  # fmt: skip
-        month = m["month"]
         yield Page(
             paths.ff_match(paths.slug(mid)),
             f"{w['match']} {mid}",
@@ -214,10 +202,6 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Pag
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
         )  # fmt: skip
-
-
-def _int(value) -> str:
-    return MISSING if value is None else str(value)
 
 
 def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Page]:

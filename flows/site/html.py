@@ -193,7 +193,13 @@ def _latest(s: dict, root: str, words: dict) -> str:
     )
 
 
+def _html(s: dict, root: str, words: dict) -> str:
+    """Markup already put together on whole columns (`tables.facts_html`), escaped there."""
+    return s["html"]
+
+
 RENDER = {
+    "html": _html,
     "facts": _facts,
     "links": _links,
     "text": _text,

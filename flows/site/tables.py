@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import polars as pl
+from markupsafe import escape as html_escape
 
 from flows.site.fmt import escape
 
@@ -93,3 +94,19 @@ def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
 def header(cols: list[Col]) -> list[dict]:
     """What the template needs for the `<thead>`."""
     return [{"label": c.label, "num": c.num} for c in cols]
+
+
+def facts_html(items: list[tuple[str, pl.Expr, pl.Expr | None]], root: str) -> pl.Expr:
+    """The `<dl>` of facts at the top of a page, one per row (a page per row: a match).
+    A fact whose value is null is left out; a link target may be null (no link)."""
+    parts = []
+    for label, value, link in items:
+        shown = escape(value)
+        if link is not None:
+            shown = pl.when(link.is_not_null()).then(pl.concat_str(
+                pl.lit(f'<a href="{root}'), escape(link), pl.lit('">'), shown, pl.lit("</a>"),
+            )).otherwise(shown)  # fmt: skip
+        fact = pl.concat_str(pl.lit(f"<div><dt>{html_escape(label)}</dt><dd>"), shown,
+                             pl.lit("</dd></div>"))  # fmt: skip
+        parts.append(fact.fill_null(""))
+    return pl.concat_str(pl.lit('<dl class="facts">'), *parts, pl.lit("</dl>"))
