@@ -116,13 +116,10 @@ def _is_mp(method: pl.Expr) -> pl.Expr:
 def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[Page]:
     """Standings, travellers and pair cards of every event of `standings`."""
     standings = standings.with_columns(
-        _sec=pl.when(pl.col("section").is_null()).then(pl.lit("")).otherwise(
-            paths.slug_expr("section")),
-        _base=layout.base_expr,
-    )  # fmt: skip
+        _sec=paths.section_slug_expr("section"), _base=layout.base_expr
+    )
     boards = boards.with_columns(
-        _sec=pl.when(pl.col("section").is_null()).then(pl.lit("")).otherwise(
-            paths.slug_expr("section")),
+        _sec=paths.section_slug_expr("section"),
         _base=layout.base_expr,
         _mp=_is_mp(pl.col("method")) if "method" in boards.columns else pl.col("mp").is_not_null()
         .any().over("event_id"),
@@ -266,9 +263,10 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
             page_sections.append({
                 "kind": "table", "h2": label, "caption": f"{label} — {event_id}",
                 "cols": shown_cols, "body": body, "sortable": True, "sorted": 0,
-                "table_id": "classement" + (f"-{paths.slug(section)}" if section else ""),
+                "table_id": "classement" + (f"-{paths.slug(section)}" if section is not None
+                                            else ""),
             })  # fmt: skip
-            sec_slug = paths.slug(section) if section else ""
+            sec_slug = paths.section_slug(section)
             numbers = event_boards.filter(pl.col("section").eq_missing(section))["board"].to_list()
             page_sections.append({
                 "kind": "links", "h2": w["travellers"] + (f" — {section}" if section else ""),
@@ -278,7 +276,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         yield Page(paths.bridge_event(base), title, page_sections, crumbs=crumbs)
         event_crumbs = crumbs + [(title, paths.bridge_event(base))]
         for section in sections_of_event:
-            sec_slug = paths.slug(section) if section else ""
+            sec_slug = paths.section_slug(section)
             numbers = event_boards.filter(pl.col("section").eq_missing(section))["board"].to_list()
             for i, b in enumerate(numbers):
                 links = []
@@ -300,10 +298,12 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                     ],
                     crumbs=event_crumbs,
                 )  # fmt: skip
-        pairs = ordered.filter(pl.col("event_id") == event_id).select(
-            "section", "pair", "rank", "total", "pct", "imps").rows()  # fmt: skip
+        mine = ordered.filter(pl.col("event_id") == event_id)
+        total_decimals = 0 if (mine["total"].drop_nulls().round(0) == mine["total"].drop_nulls()
+                               ).all() else 2  # as in the standings  # fmt: skip
+        pairs = mine.select("section", "pair", "rank", "total", "pct", "imps").rows()
         for section, pair, rank, pair_total, pct, imps in pairs:
-            sec_slug = paths.slug(section) if section else ""
+            sec_slug = paths.section_slug(section)
             score = pct if is_mp else imps
             yield Page(
                 paths.bridge_pair(base, sec_slug, paths.slug(pair)),
@@ -312,7 +312,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                 [
                     {"kind": "facts", "items": [
                         (w["rank"], str(rank), None),
-                        (w["total"], num_value(pair_total, 2, lang), None),
+                        (w["total"], num_value(pair_total, total_decimals, lang), None),
                         (w["pct"] if is_mp else w["imp"], num_value(score, 2, lang), None),
                     ]},
                     {"kind": "table", "caption": f"{w['pair_card']} {pair}",

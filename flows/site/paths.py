@@ -39,6 +39,15 @@ def slug_expr(column: str | pl.Expr) -> pl.Expr:
     )
 
 
+def section_slug(section: str | None) -> str:
+    """A bridge section in page names: nothing when the event has no sections."""
+    return "" if section is None else slug(section)
+
+
+def section_slug_expr(column: str) -> pl.Expr:
+    return pl.when(pl.col(column).is_null()).then(pl.lit("")).otherwise(slug_expr(column))
+
+
 INDEX = "index.html"
 CSS = "site.css"
 
