@@ -278,6 +278,8 @@ def event_site(
     one event's standings at `out/index.html`, its travellers and pair cards beside it; with
     several events, an index of them and one folder per event. `events` has event_id, date."""
     words = labels(lang)
+    if standings.is_empty():
+        raise UserError("no pair was scored: no page to write")
     ids = sorted(standings["event_id"].unique().to_list())
     single = len(ids) == 1
     events = events.select("event_id", pl.col("date").cast(pl.String)).unique("event_id")
