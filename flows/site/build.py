@@ -19,6 +19,8 @@ import json
 import os
 import shutil
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from transforms.simultane.options import SimultaneOptions
 HERE = Path(__file__).resolve().parent
 PAGE_INDEX = "_pages.json"
 FORMAT = 1  # bump when the index file's layout changes
+IN_FLIGHT = 64  # rendered pages waiting to be hashed and written
 
 
 @dataclass
@@ -122,37 +125,61 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
 
 def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -> SiteReport:
     """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
-    `previous`; writes the page index last."""
+    `previous`; writes the page index last.
+
+    Hashing and writing run on two threads (both release the GIL) while this one makes the next
+    pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory)."""
     shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
                        chrome.nav)  # fmt: skip
-    old = _read_index(Path(previous)) if previous else {}
+    previous = Path(previous) if previous else None
+    old = _read_index(previous) if previous else {}
     report = SiteReport(out)
     index: dict[str, str] = {}
     made_dirs: set[Path] = set()
+    pending: deque[Future] = deque()
 
-    def emit(path: str, content: bytes) -> None:
-        if path in index:
-            raise AssertionError(f"two pages at {path}")
+    def store(path: str, content: bytes) -> tuple[str, str, bool]:
         digest = hashlib.sha256(content).hexdigest()
-        index[path] = digest
         target = out / path
-        if target.parent not in made_dirs:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made_dirs.add(target.parent)
-        if old.get(path) == digest and _reuse(Path(previous) / path, target):
-            report.reused += 1
-        else:
-            target.write_bytes(content)
+        if old.get(path) == digest and _reuse(previous / path, target):
+            return path, digest, False
+        target.write_bytes(content)
+        return path, digest, True
+
+    def settle(future: Future) -> None:
+        path, digest, written = future.result()
+        index[path] = digest
+        if written:
             report.written += 1
             report.written_paths.append(path)
+        else:
+            report.reused += 1
 
-    emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
-    for page in pages:
-        root = root_of(page.path)
-        script = any(s.get("sortable") or s.get("filter") for s in page.sections)
-        content = html.sections(page.sections, root, chrome.words)
-        emit(page.path, shell.page(page.title, page.crumbs, root, script, content).encode())
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-write") as pool:
+
+        def emit(path: str, content: bytes) -> None:
+            target_dir = (out / path).parent
+            if target_dir not in made_dirs:
+                target_dir.mkdir(parents=True, exist_ok=True)
+                made_dirs.add(target_dir)
+            pending.append(pool.submit(store, path, content))
+            while len(pending) > IN_FLIGHT:
+                settle(pending.popleft())
+
+        seen: set[str] = set()
+        emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
+        for page in pages:
+            if page.path in seen:
+                raise AssertionError(f"two pages at {page.path}")
+            seen.add(page.path)
+            root = root_of(page.path)
+            script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+            content = html.sections(page.sections, root, chrome.words)
+            emit(page.path, shell.page(page.title, page.crumbs, root, script, content).encode())
+        while pending:
+            settle(pending.popleft())
     report.pages = len(index) - 1
+    report.written_paths.sort()
     tmp = out / (PAGE_INDEX + ".tmp")
     tmp.write_text(json.dumps({"format": FORMAT, "pages": index}, sort_keys=True, indent=0))
     os.replace(tmp, out / PAGE_INDEX)
