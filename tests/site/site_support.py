@@ -21,10 +21,8 @@ KOPS_EVENT = "kops_PCH1003_matchpoints"
 
 
 def oracle_dir(name: str) -> Path:
-    """An oracle's folder: the repository's copy when there is one, else `shared/oracles`
-    (or `$DUPLIRANK_ORACLES`, for a work tree that has no `shared/` beside it)."""
-    extra = [Path(os.environ["DUPLIRANK_ORACLES"])] if os.environ.get("DUPLIRANK_ORACLES") else []
-    for base in (ROOT / "tests" / "data" / "oracles", ORACLES, *extra):
+    """An oracle's folder: the repository's copy when there is one, else `shared/oracles`."""
+    for base in (ROOT / "tests" / "data" / "oracles", ORACLES):
         if (base / name).is_dir():
             return base / name
     raise FileNotFoundError(f"oracle {name} not found in tests/data/oracles nor in {ORACLES}")
