@@ -13,6 +13,7 @@ Each point has a `<title>` (the browser's tooltip) and a `data-block`/`data-matc
 from __future__ import annotations
 
 import polars as pl
+from markupsafe import escape as html_escape
 
 from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
 from flows.site.fmt import escape, local_time, num
@@ -23,8 +24,9 @@ PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
 
 def curve_colour(window_results: int) -> pl.Expr:
-    """Colour of each block (frame sorted by player_id, block_no): red in the window, blue for
-    the `window_results`-th most recent result when the window is full, grey outside."""
+    """Colour of each block (rows of `simultane_blocks`): red in the window, blue for the
+    `window_results`-th most recent result (the oldest in the window) when the window is full,
+    grey outside."""
     inside = pl.col("in_window").fill_null(False)
     full = inside.sum().over("player_id") == window_results
     oldest_inside = pl.col("block_no") == pl.col("block_no").filter(inside).min().over("player_id")
@@ -53,7 +55,7 @@ def _coord(expr: pl.Expr) -> pl.Expr:
 
 def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str,
                      window_results: int) -> pl.DataFrame:  # fmt: skip
-    """player_id -> svg (text), pct_actuel of the latest result, blue/red/grey counts."""
+    """One row per player: player_id, svg (the curve's markup)."""
     if blocks.is_empty():
         return pl.DataFrame(schema={"player_id": pl.String, "svg": pl.String})
     t = pl.col("ended_at").dt.epoch("s").cast(pl.Float64)
@@ -107,11 +109,12 @@ def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str
     rows = []
     for player_id, points, line, lo, hi, first, last in per_player.iter_rows():
         # one string per player (a page), not per point
-        rows.append((player_id, _svg(points, line, lo, hi, first, last, words["curve"], lang)))
+        rows.append((player_id, _svg(points, line, lo, hi, first, last, words["curve"])))
     return pl.DataFrame(rows, schema={"player_id": pl.String, "svg": pl.String}, orient="row")
 
 
-def _grid(lo: float, hi: float, lang: str, reference: float | None, step: float) -> str:
+def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
+    """Horizontal lines every `step` (the reference value, 100 % or ELO 1600, dashed)."""
     parts = []
     value = lo
     while value <= hi + 1e-9:
@@ -123,7 +126,6 @@ def _grid(lo: float, hi: float, lang: str, reference: float | None, step: float)
             f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{shown}</text>'
         )
         value += step
-    del lang
     return "".join(parts)
 
 
@@ -135,13 +137,14 @@ def _step(lo: float, hi: float) -> float:
     return 1000
 
 
-def _svg(points, line, lo, hi, first, last, title, lang, reference=100.0, line_colour=PCT_ACTUEL):
+def _svg(points, line, lo, hi, first, last, title, reference=100.0, line_colour=PCT_ACTUEL):
+    """The chart around its points (built on columns) and its line (`x,y x,y …`)."""
     step = _step(lo, hi)
     axis_y = HEIGHT - BOTTOM + 20
     return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{title}" '
-        f'xmlns="http://www.w3.org/2000/svg">'
-        + _grid(lo, hi, lang, reference, step)
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="group" '
+        f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+        + _grid(lo, hi, reference, step)
         + f'<text class="tick" x="{LEFT}" y="{axis_y}">{first}</text>'
         f'<text class="tick" x="{WIDTH - RIGHT}" y="{axis_y}" text-anchor="end">{last}</text>'
         + (
@@ -200,7 +203,7 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> pl.D
         last=date.sort_by(order).last(),
     )
     rows = [
-        (p, _svg(pts, line, lo, hi, first, last, words["elo_over_time"], lang, 1600.0, "#1f5fa8"))
+        (p, _svg(pts, line, lo, hi, first, last, words["elo_over_time"], 1600.0, "#1f5fa8"))
         for p, pts, line, lo, hi, first, last in per_player.iter_rows()
     ]
     return pl.DataFrame(rows, schema={"player_id": pl.String, "svg": pl.String}, orient="row")
