@@ -301,7 +301,14 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         mine = ordered.filter(pl.col("event_id") == event_id)
         total_decimals = 0 if (mine["total"].drop_nulls().round(0) == mine["total"].drop_nulls()
                                ).all() else 2  # as in the standings  # fmt: skip
-        pairs = mine.select("section", "pair", "rank", "total", "pct", "imps").rows()
+        # a card for every pair of the travellers (an unranked pair has one too)
+        pairs = (
+            boards.filter(pl.col("event_id") == event_id).select("section", "pair").unique()
+            .join(mine.select("section", "pair", "rank", "total", "pct", "imps"),
+                  on=["section", "pair"], how="left", nulls_equal=True)
+            .sort("section", "rank", "pair", nulls_last=True)
+            .rows()
+        )  # fmt: skip
         for section, pair, rank, pair_total, pct, imps in pairs:
             sec_slug = paths.section_slug(section)
             score = pct if is_mp else imps
@@ -311,7 +318,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                 + f" — {event_id}",
                 [
                     {"kind": "facts", "items": [
-                        (w["rank"], str(rank), None),
+                        (w["rank"], MISSING if rank is None else str(rank), None),
                         (w["total"], num_value(pair_total, total_decimals, lang), None),
                         (w["pct"] if is_mp else w["imp"], num_value(score, 2, lang), None),
                     ]},

@@ -299,3 +299,23 @@ def test_slugs_of_a_column_are_the_slugs_of_its_values(ids):
     assert len(set(slugs)) == len(slugs)  # no two ids share a page
     assert all("/" not in s and s not in ("", ".", "..") and not s.startswith(".")
                for s in slugs)  # fmt: skip
+
+
+def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
+    both = tmp_path / "two-events.jsonl"
+    both.write_bytes(
+        (oracle_dir(KOPS_EVENT) / "results.jsonl").read_bytes()
+        + (oracle_dir("kops_SM0807_cavendish_avg") / "results.jsonl").read_bytes()
+    )
+    out = tmp_path / "pages"
+    assert cli.main(["score", str(both), "--format", "html", "--out", str(out),
+                     "--lang", "en"]) == 0  # fmt: skip
+    assert "pages in" in capsys.readouterr().out
+    index = (out / "index.html").read_text()
+    assert 'href="PCH1003/index.html"' in index and 'href="SM0807/index.html"' in index
+    assert len(list((out / "PCH1003").glob("paire-*.html"))) == 44
+    for page in out.rglob("*.html"):
+        parser = Links()
+        parser.feed(page.read_text())
+        for href in parser.hrefs:
+            assert (page.parent / href.split("?")[0]).resolve().is_file(), (page, href)
