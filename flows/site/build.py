@@ -30,14 +30,14 @@ import polars as pl
 from flows.site import bridge, face_a_face, html, paths, simultane
 from flows.site.fmt import num, text
 from flows.site.labels import labels, month_name
-from flows.site.model import Page, ReadTable, read_tables, root_of
+from flows.site.model import NO_PREVIOUS, Page, Previous, ReadTable, Reuse, read_tables, root_of
 from flows.site.tables import Col, bodies, header
 from flows.warehouse import UserError
 from transforms.simultane.options import SimultaneOptions
 
 HERE = Path(__file__).resolve().parent
 PAGE_INDEX = "_pages.json"
-FORMAT = 1  # bump when the index file's layout changes
+FORMAT = 2  # bump when the index file's layout changes
 IN_FLIGHT = 64  # rendered pages waiting to be hashed and written
 
 
@@ -84,16 +84,20 @@ def build_site(
         raise UserError(f"{out} is not empty: build_site writes into a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     tables = read_tables(read_table)
-    pages = site_pages(tables, words, lang, timezone, window_results)
-    report = write_pages(pages, out, previous, Chrome(lang, words, site_nav(tables, words)))
+    chrome = Chrome(lang, words, site_nav(tables, words))
+    context = build_context(chrome, timezone, window_results)
+    before = load_previous(Path(previous) if previous else None, context)
+    pages = site_pages(tables, words, lang, timezone, window_results, before)
+    report = write_pages(pages, out, before, chrome, context)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int):
+def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
+               previous: Previous = NO_PREVIOUS):  # fmt: skip
     yield index_page(tables, words, lang)
-    yield from simultane.pages(tables, words, lang, timezone, window_results)
-    yield from face_a_face.pages(tables, words, lang, timezone)
+    yield from simultane.pages(tables, words, lang, timezone, window_results, previous)
+    yield from face_a_face.pages(tables, words, lang, timezone, previous)
     yield from bridge.pages(tables, words, lang)
 
 
@@ -123,25 +127,27 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
     return nav
 
 
-def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -> SiteReport:
+def write_pages(
+    pages, out: Path, previous: Previous, chrome: Chrome, context: str = ""
+) -> SiteReport:
     """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
-    `previous`; writes the page index last.
+    the `previous` site (a `Reuse` is linked without being made); writes the index last.
 
     Hashing and writing run on two threads (both release the GIL) while this one makes the next
     pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory)."""
     shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
                        chrome.nav)  # fmt: skip
-    previous = Path(previous) if previous else None
-    old = _read_index(previous) if previous else {}
+    old = previous.pages
     report = SiteReport(out)
     index: dict[str, str] = {}
+    fingerprints: dict[str, str] = {}
     made_dirs: set[Path] = set()
     pending: deque[Future] = deque()
 
     def store(path: str, content: bytes) -> tuple[str, str, bool]:
         digest = hashlib.sha256(content).hexdigest()
         target = out / path
-        if old.get(path) == digest and _reuse(previous / path, target):
+        if old.get(path) == digest and _reuse(previous.folder / path, target):
             return path, digest, False
         target.write_bytes(content)
         return path, digest, True
@@ -172,6 +178,15 @@ def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -
             if page.path in seen:
                 raise AssertionError(f"two pages at {page.path}")
             seen.add(page.path)
+            if page.fingerprint is not None:
+                fingerprints[page.path] = page.fingerprint
+            if isinstance(page, Reuse):
+                (out / page.path).parent.mkdir(parents=True, exist_ok=True)
+                if not _reuse(previous.folder / page.path, out / page.path):
+                    raise FileNotFoundError(f"{previous.folder / page.path} vanished")
+                index[page.path] = old[page.path]
+                report.reused += 1
+                continue
             root = root_of(page.path)
             script = any(s.get("sortable") or s.get("filter") for s in page.sections)
             content = html.sections(page.sections, root, chrome.words)
@@ -181,7 +196,13 @@ def write_pages(pages, out: Path, previous: Path | str | None, chrome: Chrome) -
     report.pages = len(index) - 1
     report.written_paths.sort()
     tmp = out / (PAGE_INDEX + ".tmp")
-    tmp.write_text(json.dumps({"format": FORMAT, "pages": index}, sort_keys=True, indent=0))
+    tmp.write_text(
+        json.dumps(
+            {"format": FORMAT, "context": context, "pages": index, "fingerprints": fingerprints},
+            sort_keys=True,
+            indent=0,
+        )
+    )
     os.replace(tmp, out / PAGE_INDEX)
     return report
 
@@ -199,14 +220,32 @@ def _reuse(source: Path, target: Path) -> bool:
     return True
 
 
-def _read_index(site: Path) -> dict[str, str]:
+def load_previous(folder: Path | None, context: str) -> Previous:
+    """The previous site's index: page hashes always, row fingerprints when it was built in
+    the same `context`."""
+    if folder is None:
+        return NO_PREVIOUS
     try:
-        data = json.loads((site / PAGE_INDEX).read_text())
+        data = json.loads((folder / PAGE_INDEX).read_text())
     except (OSError, ValueError):
-        return {}
+        return NO_PREVIOUS
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return {}
-    return data.get("pages", {})
+        return NO_PREVIOUS
+    same = context != "" and data.get("context") == context
+    return Previous(folder, data.get("pages", {}), data.get("fingerprints", {}) if same else {})
+
+
+def build_context(chrome: Chrome, timezone: str, window_results: int) -> str:
+    """What every page depends on besides its rows: this package's code, templates and
+    assets, the language, the settings shown, the navigation, the Polars version (its hash
+    makes the fingerprints)."""
+    digest = hashlib.sha256()
+    for path in sorted(HERE.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2", ".css", ".js"):
+            digest.update(path.relative_to(HERE).as_posix().encode() + b"\0" + path.read_bytes())
+    settings = [FORMAT, pl.__version__, chrome.lang, timezone, window_results, chrome.nav]
+    digest.update(json.dumps(settings).encode())
+    return digest.hexdigest()
 
 
 # ------------------------------------------------------------------------------ index page
@@ -327,7 +366,7 @@ def event_site(
 
     def build(stage: Path, previous: Path | None) -> SiteReport:
         started = time.perf_counter()
-        report = write_pages(pages(), stage, previous, Chrome(lang, words, []))
+        report = write_pages(pages(), stage, load_previous(previous, ""), Chrome(lang, words, []))
         report.seconds = time.perf_counter() - started
         return report
 

@@ -12,7 +12,7 @@ import polars as pl
 from flows.site import paths
 from flows.site.fmt import MISSING, local_time, mapped, num, num_value, text
 from flows.site.labels import month_name
-from flows.site.model import Page
+from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import elo_curves
 from flows.site.tables import Col, bodies, facts_html, header
 
@@ -35,7 +35,8 @@ MATCH_LINK = pl.concat_str(
 )
 
 
-def pages(t: dict, w: dict, lang: str, timezone: str) -> Iterator[Page]:
+def pages(t: dict, w: dict, lang: str, timezone: str,
+          previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
     ranking = t["ff_monthly_ranking"]
     matches = t["ff_matches"]
     if ranking is None or matches is None:
@@ -48,7 +49,7 @@ def pages(t: dict, w: dict, lang: str, timezone: str) -> Iterator[Page]:
         when=pl.coalesce("started_at", "created_at"),
     ).sort("when", "match_id")
     yield from month_pages(ranking, matches, months, w, lang, timezone)
-    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb)
+    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
     yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb)
 
 
@@ -138,9 +139,19 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
         )
 
 
-def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Page]:
+def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> Iterator:
+    """A page per match; a match whose rows did not change since the previous site keeps its
+    page (most of a month's matches, most nights)."""
+    has_deals = deal_results is not None and not deal_results.is_empty()
+    fps = fingerprints("match_id", matches, *([deal_results] if has_deals else []))
+    reuse, todo = split_unchanged(fps, "match_id", MATCH_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("match_id", "fingerprint").iter_rows())
+    matches = matches.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
+    if has_deals:
+        deal_results = deal_results.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
     deal_bodies: dict = {}
-    if deal_results is not None and not deal_results.is_empty():
+    if has_deals and not deal_results.is_empty():
         roles = w["roles"]
         ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
         timeout = w["timeout"]
@@ -201,6 +212,7 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb) -> Iterator[Pag
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
+            fingerprint=fingerprint_of[mid],
         )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -49,12 +50,81 @@ COLUMNS = {
 @dataclass
 class Page:
     """One HTML page: where it goes, its title, breadcrumbs (label, path) and its sections
-    (dicts the `page.html.j2` template renders by `kind`)."""
+    (dicts that `html.sections` puts together by `kind`). `fingerprint`: of the rows the page
+    shows, for the kinds of pages that can be reused without being made again."""
 
     path: str
     title: str
     sections: list[dict] = field(default_factory=list)
     crumbs: list[tuple[str, str]] = field(default_factory=list)
+    fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A page whose rows have the fingerprint of the previous site's page at the same path,
+    in the same context (code, language, settings, navigation): linked, not made again."""
+
+    path: str
+    fingerprint: str
+
+
+class Previous:
+    """The previous site: its page hashes, and the fingerprints of its pages' rows when it
+    was built in the same context."""
+
+    def __init__(self, folder: Path | None, pages: dict[str, str], fingerprints: dict[str, str]):
+        self.folder = folder
+        self.pages = pages
+        self.fingerprints = fingerprints
+
+    def unchanged(self, path: str, fingerprint: str) -> bool:
+        return (
+            self.folder is not None
+            and self.fingerprints.get(path) == fingerprint
+            and path in self.pages
+            and (self.folder / path).is_file()
+        )
+
+
+NO_PREVIOUS = Previous(None, {}, {})
+
+
+def fingerprints(key: str, *frames: pl.DataFrame) -> pl.DataFrame:
+    """key, fingerprint: for each value of `key`, a digest of all the rows of every frame that
+    have it (any row order). Polars' hash is stable within one Polars version, which is part
+    of the context the fingerprints are compared in."""
+    parts = []
+    for i, frame in enumerate(frames):
+        parts.append(
+            frame.select(pl.col(key), pl.struct(pl.all()).hash(seed=i).alias("_h"))
+            .group_by(key)
+            .agg(pl.col("_h").sort())
+            .select(key, pl.col("_h").hash(seed=0).alias(f"_h{i}"))
+        )
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, on=key, how="full", coalesce=True)
+    digest = pl.concat_str(
+        [pl.col(f"_h{i}").fill_null(0).cast(pl.String) for i in range(len(frames))],
+        separator="-",
+    )
+    return out.select(key, digest.alias("fingerprint"))
+
+
+def split_unchanged(
+    fps: pl.DataFrame, key: str, path: pl.Expr, previous: Previous
+) -> tuple[list[Reuse], pl.DataFrame]:
+    """The pages of `fps` (key, fingerprint) whose rows did not change, and key, fingerprint,
+    path of the others (to make)."""
+    with_path = fps.with_columns(path.alias("path"))
+    reuse, todo = [], []
+    for value, fingerprint, page in with_path.select(key, "fingerprint", "path").iter_rows():
+        if previous.unchanged(page, fingerprint):
+            reuse.append(Reuse(page, fingerprint))
+        else:
+            todo.append(value)
+    return reuse, with_path.filter(pl.col(key).is_in(todo))
 
 
 def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:

@@ -12,7 +12,7 @@ from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
 from flows.site import paths
 from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, yes_no
 from flows.site.labels import month_name
-from flows.site.model import Page
+from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import simultane_curves
 from flows.site.tables import Col, bodies, header
 
@@ -24,7 +24,8 @@ TOURNAMENT_LINK = pl.concat_str(
 )
 
 
-def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int) -> Iterator[Page]:
+def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
+          previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
     monthly = t["simultane_monthly"]
     results = t["simultane_tournament_results"]
     if monthly is None or results is None:
@@ -40,7 +41,7 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int) -> It
     yield from month_pages(monthly, tournaments, daily, w, lang)
     if daily is not None:
         yield from day_pages(daily, tournaments, w, lang, crumb)
-    yield from tournament_pages(results, deals, tournaments, w, lang, crumb)
+    yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
     yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb)
 
 
@@ -172,7 +173,16 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
         )
 
 
-def tournament_pages(results, deals, tournaments, w, lang, crumb) -> Iterator[Page]:
+def tournament_pages(results, deals, tournaments, w, lang, crumb, previous) -> Iterator:
+    """A page per tournament; one whose rows did not change keeps its page (the grids are
+    the largest pages of the site)."""
+    fps = fingerprints("tournament_id", results, *([deals] if deals is not None else []))
+    reuse, todo = split_unchanged(fps, "tournament_id", TOURNAMENT_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("tournament_id", "fingerprint").iter_rows())
+    keep = pl.col("tournament_id").is_in(todo["tournament_id"].implode())
+    results, tournaments = results.filter(keep), tournaments.filter(keep)
+    deals = deals.filter(keep) if deals is not None else None
     ordered = results.sort("tournament_id", "rank", "player_id")
     row_cls = (
         pl.when(pl.col("is_bot"))
@@ -224,6 +234,7 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb) -> Iterator[Pa
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.sim_month(month))],
+            fingerprint=fingerprint_of[tid],
         )  # fmt: skip
 
 

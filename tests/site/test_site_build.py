@@ -319,3 +319,50 @@ def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
         parser.feed(page.read_text())
         for href in parser.hrefs:
             assert (page.parent / href.split("?")[0]).resolve().is_file(), (page, href)
+
+
+def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_site,
+                                                                         site_warehouse,
+                                                                         tmp_path):  # fmt: skip
+    wh = Warehouse(site_warehouse)
+    deals = wh.scan("ff_deal_results").collect()
+    match = deals["match_id"].sort()[0]
+
+    def read_table(name):
+        if name == "ff_deal_results":  # one deal of one match rescored
+            return deals.with_columns(
+                mp_a=pl.when((pl.col("match_id") == match) & (pl.col("deal_no") == 1))
+                .then(pl.lit(97))
+                .otherwise(pl.col("mp_a"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    page = f"face-a-face/matches/{match}.html"
+    assert page in report.written_paths
+    assert '<td class="num">97</td>' in (tmp_path / "next" / page).read_text()
+    others = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
+    assert others == [page]  # the other matches: linked without being made again
+    other = next(p for p in (sample_site / "face-a-face/matches").iterdir() if p.stem != match)
+    linked = tmp_path / "next/face-a-face/matches" / other.name
+    assert os.stat(linked).st_ino == os.stat(other).st_ino
+
+
+def test_pages_are_made_again_when_what_surrounds_their_rows_changes(sample_site,
+                                                                     site_warehouse,
+                                                                     tmp_path):  # fmt: skip
+    """The rows of a match did not change, but the navigation of every page did (November's
+    bridge events are gone): the match pages are made again, not linked."""
+    wh = Warehouse(site_warehouse)
+
+    def read_table(name):
+        frame = wh.scan(name)
+        if name.startswith("bridge_") and "month" in frame.collect_schema().names():
+            return frame.filter(pl.col("month") == "2026-10")
+        return frame
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    matches = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
+    assert len(matches) == len(list((sample_site / "face-a-face/matches").iterdir()))
+    html = (tmp_path / "next" / matches[0]).read_text()
+    assert 'href="../../bridge/2026-10/index.html">Bridge' in html
