@@ -3,7 +3,10 @@
 - `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
   or empty folder). Each page is rendered, hashed (sha256), and compared with the index of the
   `previous` site (`_pages.json`: path -> hash): an unchanged page is hard-linked from the
-  previous site (copied if linking fails), a changed or new one is written.
+  previous site (copied if linking fails), a changed or new one is written. The pages of a
+  match or a tournament (most of a site) also carry a fingerprint of their rows: when it and
+  the build's context (code, language, settings, navigation) are those of the previous site,
+  the page is linked without being made at all.
 - `publish_site(read_table, out, …)` builds into a staging folder beside `out`, the previous
   site being `out` itself, then swaps the staging folder in with one atomic exchange of the two
   folders (Linux `renameat2(RENAME_EXCHANGE)`; two renames elsewhere): a reader sees the old
@@ -181,7 +184,10 @@ def write_pages(
             if page.fingerprint is not None:
                 fingerprints[page.path] = page.fingerprint
             if isinstance(page, Reuse):
-                (out / page.path).parent.mkdir(parents=True, exist_ok=True)
+                target_dir = (out / page.path).parent
+                if target_dir not in made_dirs:
+                    target_dir.mkdir(parents=True, exist_ok=True)
+                    made_dirs.add(target_dir)
                 if not _reuse(previous.folder / page.path, out / page.path):
                     raise FileNotFoundError(f"{previous.folder / page.path} vanished")
                 index[page.path] = old[page.path]
