@@ -50,7 +50,7 @@ def pages(t: dict, w: dict, lang: str, timezone: str,
     ).sort("when", "match_id")
     yield from month_pages(ranking, matches, months, w, lang, timezone)
     yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
-    yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb)
+    yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb, previous)
 
 
 def _elo_change(before: str, after: str, lang: str) -> pl.Expr:
@@ -216,12 +216,27 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> It
         )  # fmt: skip
 
 
-def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Page]:
+def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> Iterator:
+    """A page per player; one whose rows (matches, months, ELO) did not change keeps its page."""
     sides = pl.concat([
         matches.with_columns(player_id=pl.col("player_a")),
         matches.with_columns(player_id=pl.col("player_b")),
-    ]).filter(pl.col("player_id") != BOT).sort("player_id", "when", "match_id",
-                                                 descending=[False, True, True])  # fmt: skip
+    ]).filter(pl.col("player_id") != BOT)  # fmt: skip
+    has_elo = elo is not None and not elo.is_empty()
+    players = pl.concat([sides["player_id"], ranking["player_id"]]).unique()
+    fps = fingerprints("player_id", sides, ranking, *([elo] if has_elo else [])).filter(
+        pl.col("player_id").is_in(players.implode())
+    )
+    link = pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr("player_id"),
+                         pl.lit(".html"))  # fmt: skip
+    reuse, todo = split_unchanged(fps, "player_id", link, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
+    keep = pl.col("player_id").is_in(todo["player_id"].implode())
+    sides = sides.filter(keep).sort("player_id", "when", "match_id",
+                                    descending=[False, True, True])  # fmt: skip
+    ranking = ranking.filter(keep)
+    elo = elo.filter(keep) if has_elo else None
     m_cols = match_cols(w, lang, timezone)
     match_bodies = bodies(sides, ["player_id"], m_cols, DEPTH)
     month_cols = [
@@ -248,8 +263,7 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Pa
     else:
         curves, current = {}, {}
     counts = dict(sides.group_by("player_id").len().iter_rows())
-    players = set(match_bodies) | set(month_bodies)
-    for player in sorted(players):
+    for player in sorted(fingerprint_of):
         facts = [
             (w["elo"], num_value(current.get(player), 0, lang), None),
             (w["matches"], str(counts.get(player, 0)), None),
@@ -274,4 +288,5 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb) -> Iterator[Pa
             f"{w['player']} {player}",
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb],
+            fingerprint=fingerprint_of[player],
         )

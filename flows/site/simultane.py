@@ -42,7 +42,8 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
     if daily is not None:
         yield from day_pages(daily, tournaments, w, lang, crumb)
     yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
-    yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb)
+    yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
+                            previous)  # fmt: skip
 
 
 def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:
@@ -320,11 +321,20 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
     return dict(rows.iter_rows())
 
 
-def player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb):
+def player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
+                 previous):  # fmt: skip
+    """A page per player; one whose rows (20-deal results, months, tournaments) did not change
+    keeps its page."""
     humans = results.filter(~pl.col("is_bot"))
-    players = set(monthly["player_id"].to_list()) | set(humans["player_id"].to_list())
-    if blocks is not None:
-        players |= set(blocks["player_id"].to_list())
+    has_blocks = blocks is not None and not blocks.is_empty()
+    fps = fingerprints("player_id", monthly, humans, *([blocks] if has_blocks else []))
+    reuse, todo = split_unchanged(fps, "player_id", PLAYER_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
+    keep = pl.col("player_id").is_in(todo["player_id"].implode())
+    monthly, humans = monthly.filter(keep), humans.filter(keep)
+    blocks = blocks.filter(keep) if has_blocks else None
+    players = set(fingerprint_of)
     block_cols = [
         Col(w["block_no"], text(pl.col("block_no")), num=True),
         Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
@@ -351,7 +361,6 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["winner"], yes_no(pl.col("is_winner"), w)),
     ]
-    has_blocks = blocks is not None and not blocks.is_empty()
     if has_blocks:
         ordered_blocks = blocks.sort("player_id", "block_no")
         block_bodies = bodies(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH)
@@ -422,4 +431,5 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
             f"{w['player']} {player}",
             sections,
             crumbs=[(w["home"], paths.INDEX), crumb],
+            fingerprint=fingerprint_of[player],
         )

@@ -366,3 +366,25 @@ def test_pages_are_made_again_when_what_surrounds_their_rows_changes(sample_site
     assert len(matches) == len(list((sample_site / "face-a-face/matches").iterdir()))
     html = (tmp_path / "next" / matches[0]).read_text()
     assert 'href="../../bridge/2026-10/index.html">Bridge' in html
+
+
+def test_a_player_whose_window_moved_gets_a_new_curve(sample_site, site_warehouse, tmp_path):
+    wh = Warehouse(site_warehouse)
+    blocks = wh.scan("simultane_blocks").collect()
+    player = blocks.group_by("player_id").len().sort("len", "player_id")[-1, "player_id"]
+
+    def read_table(name):
+        if name == "simultane_blocks":  # the player's first result leaves the window
+            return blocks.with_columns(
+                in_window=pl.when((pl.col("player_id") == player) & (pl.col("block_no") == 1))
+                .then(False)
+                .otherwise(pl.col("in_window"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    page = f"simultane/joueurs/{player}.html"
+    assert report.written_paths == [page]
+    fills = re.findall(r'<circle class="point"[^>]* fill="(\w+)"',
+                       (tmp_path / "next" / page).read_text())  # fmt: skip
+    assert fills[0] == "grey" and set(fills[1:]) == {"red"}
