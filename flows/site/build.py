@@ -119,9 +119,9 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
     sim = simultane.months_of(tables["simultane_monthly"], tables["simultane_tournament_results"])
     if sim and tables["simultane_monthly"] is not None:
         nav.append((w["simultane"], paths.sim_month(sim[-1])))
-    ranking = tables["ff_monthly_ranking"]
-    if ranking is not None and tables["ff_matches"] is not None and not ranking.is_empty():
-        nav.append((w["face_a_face"], paths.ff_month(ranking["month"].max())))
+    ff = face_a_face.months_of(tables["ff_monthly_ranking"], tables["ff_matches"])
+    if ff:
+        nav.append((w["face_a_face"], paths.ff_month(ff[-1])))
     standings = tables["bridge_standings"]
     if standings is not None and tables["bridge_board_results"] is not None:
         months = standings["month"].drop_nulls()
@@ -274,8 +274,8 @@ def index_page(tables: dict, w: dict, lang: str) -> Page:
     else:
         sections.append({"kind": "text", "h2": w["simultane"], "text": w["no_data"]})
     ranking = tables["ff_monthly_ranking"]
-    if ranking is not None and tables["ff_matches"] is not None and not ranking.is_empty():
-        months = sorted(set(ranking["month"].to_list()))
+    months = face_a_face.months_of(ranking, tables["ff_matches"])
+    if months:
         cols = [
             Col(w["rank"], text(pl.col("rank")), num=True),
             Col(w["player"], pl.col("player_id"), href=face_a_face.player_link("player_id"),

@@ -41,7 +41,7 @@ def pages(t: dict, w: dict, lang: str, timezone: str,
     matches = t["ff_matches"]
     if ranking is None or matches is None:
         return
-    months = sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
+    months = months_of(ranking, matches)
     if not months:
         return
     crumb = (w["face_a_face"], paths.ff_month(months[-1]))
@@ -51,6 +51,13 @@ def pages(t: dict, w: dict, lang: str, timezone: str,
     yield from month_pages(ranking, matches, months, w, lang, timezone)
     yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
     yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb, previous)
+
+
+def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> list[str]:
+    """Months with a ranking or a match (the navigation's latest month is the last)."""
+    if ranking is None or matches is None:
+        return []
+    return sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
 
 
 def _elo_change(before: str, after: str, lang: str) -> pl.Expr:
