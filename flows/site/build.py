@@ -144,15 +144,24 @@ def write_pages(
     report = SiteReport(out)
     index: dict[str, str] = {}
     fingerprints: dict[str, str] = {}
-    made_dirs: set[Path] = set()
+    made_dirs: set[str] = set()
     pending: deque[Future] = deque()
+    prefix = f"{out}/"  # paths as text: a site has tens of thousands of pages
 
-    def store(path: str, content: bytes) -> tuple[str, str, bool]:
+    def folder_for(path: str) -> str:
+        target = prefix + path
+        folder = os.path.dirname(target)
+        if folder not in made_dirs:
+            os.makedirs(folder, exist_ok=True)
+            made_dirs.add(folder)
+        return target
+
+    def store(path: str, target: str, content: bytes) -> tuple[str, str, bool]:
         digest = hashlib.sha256(content).hexdigest()
-        target = out / path
-        if old.get(path) == digest and _reuse(previous.folder / path, target):
+        if old.get(path) == digest and _reuse(previous.file(path), target):
             return path, digest, False
-        target.write_bytes(content)
+        with open(target, "wb") as handle:
+            handle.write(content)
         return path, digest, True
 
     def settle(future: Future) -> None:
@@ -167,11 +176,7 @@ def write_pages(
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-write") as pool:
 
         def emit(path: str, content: bytes) -> None:
-            target_dir = (out / path).parent
-            if target_dir not in made_dirs:
-                target_dir.mkdir(parents=True, exist_ok=True)
-                made_dirs.add(target_dir)
-            pending.append(pool.submit(store, path, content))
+            pending.append(pool.submit(store, path, folder_for(path), content))
             while len(pending) > IN_FLIGHT:
                 settle(pending.popleft())
 
@@ -184,12 +189,8 @@ def write_pages(
             if page.fingerprint is not None:
                 fingerprints[page.path] = page.fingerprint
             if isinstance(page, Reuse):
-                target_dir = (out / page.path).parent
-                if target_dir not in made_dirs:
-                    target_dir.mkdir(parents=True, exist_ok=True)
-                    made_dirs.add(target_dir)
-                if not _reuse(previous.folder / page.path, out / page.path):
-                    raise FileNotFoundError(f"{previous.folder / page.path} vanished")
+                if not _reuse(previous.file(page.path), folder_for(page.path)):
+                    raise FileNotFoundError(f"{previous.file(page.path)} vanished")
                 index[page.path] = old[page.path]
                 report.reused += 1
                 continue
@@ -213,7 +214,7 @@ def write_pages(
     return report
 
 
-def _reuse(source: Path, target: Path) -> bool:
+def _reuse(source: str, target: str) -> bool:
     try:
         os.link(source, target)
     except FileNotFoundError:

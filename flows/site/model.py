@@ -7,6 +7,7 @@ with no bridge events yet) comes back as None and its competition has no pages.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,13 +78,17 @@ class Previous:
         self.folder = folder
         self.pages = pages
         self.fingerprints = fingerprints
+        self._prefix = f"{folder}/" if folder is not None else ""  # paths as text: 50 k pages
+
+    def file(self, path: str) -> str:
+        return self._prefix + path
 
     def unchanged(self, path: str, fingerprint: str) -> bool:
         return (
             self.folder is not None
             and self.fingerprints.get(path) == fingerprint
             and path in self.pages
-            and (self.folder / path).is_file()
+            and os.path.isfile(self._prefix + path)
         )
 
 
@@ -92,15 +97,14 @@ NO_PREVIOUS = Previous(None, {}, {})
 
 def fingerprints(key: str, *frames: pl.DataFrame) -> pl.DataFrame:
     """key, fingerprint: for each value of `key`, a digest of all the rows of every frame that
-    have it (any row order). Polars' hash is stable within one Polars version, which is part
-    of the context the fingerprints are compared in."""
+    have it (any row order: the wrapping sum of the rows' hashes). Polars' hash is stable
+    within one Polars version, which is part of the context the fingerprints are compared in."""
     parts = []
     for i, frame in enumerate(frames):
         parts.append(
             frame.select(pl.col(key), pl.struct(pl.all()).hash(seed=i).alias("_h"))
             .group_by(key)
-            .agg(pl.col("_h").sort())
-            .select(key, pl.col("_h").hash(seed=0).alias(f"_h{i}"))
+            .agg(pl.col("_h").sum().alias(f"_h{i}"))
         )
     out = parts[0]
     for part in parts[1:]:
