@@ -371,7 +371,10 @@ def cmd_score(args) -> int:
     from flows.score_command import score_file
 
     try:
-        text = score_file(Path(args.file), args.method, args.option or [], args.boards, args.format)
+        text = score_file(
+            Path(args.file), args.method, args.option or [], args.boards, args.format,
+            args.out, args.lang,
+        )  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         raise UserError(str(err)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -399,6 +402,27 @@ def _prefect_api() -> str:
             "start it with `.venv/bin/prefect server start`"
         ) from None
     return url
+
+
+def cmd_site(args) -> int:
+    from flows.site import publish_site
+    from flows.storage.warehouse import Warehouse
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = Warehouse(settings.warehouse)
+    if wh.publication() is None:
+        raise UserError(f"no published tables in {wh.root} (run `duplirank nightly` first)")
+    out = args.out or wh.root / "site"
+    if args.out is not None:
+        _new_folder_allowed(out, "--out")
+    with wh.store.lock(settings.lock_wait_s):  # one published state for every table read
+        report = publish_site(
+            wh.scan, out, args.lang, timezone=settings.timezone,
+            window_results=settings.simultane.window_results,
+        )  # fmt: skip
+    print(report.text())
+    return 0
 
 
 def cmd_serve(args) -> int:
@@ -643,8 +667,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--boards", action="store_true", help="also print per-table board results")
     p.add_argument(
-        "--format", choices=("table", "csv", "json"), default="table", help="output format"
+        "--format", choices=("table", "csv", "json", "html"), default="table", help="output format"
     )
+    p.add_argument("--out", type=Path, metavar="DIR", help="--format html: folder of the pages")
+    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="--format html: language")
+
+    p = command("site", cmd_site, "build the static results site from the published tables")
+    p.add_argument(
+        "--out", type=Path, metavar="DIR", help="site folder (default: <warehouse>/site)"
+    )
+    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="language of the pages")
 
     p = command(
         "serve",

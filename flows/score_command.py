@@ -25,7 +25,7 @@ from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
 from transforms.record_types import RECORD_TYPES
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "csv", "json", "html")
 BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
 STANDING_COLUMNS = ["section", "rank", "pair", "total", "max", "pct", "imps", "vp", "penalties",
                     "boards"]  # fmt: skip
@@ -36,10 +36,21 @@ BOARD_COLUMNS = [
 ]  # fmt: skip
 
 
-def score_file(path: Path, method: str | None, options: list[str], boards: bool, fmt: str) -> str:
-    """The text `duplirank score` prints for one file."""
+def score_file(
+    path: Path,
+    method: str | None,
+    options: list[str],
+    boards: bool,
+    fmt: str,
+    out: Path | None = None,
+    lang: str = "fr",
+) -> str:
+    """The text `duplirank score` prints for one file (`html`: writes the event's pages into
+    `out` with `flows.site.event_site` and returns what it wrote)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    if fmt == "html" and out is None:
+        raise ValueError("--format html needs --out DIR (the folder of the pages)")
     if method is not None and method not in METHODS:
         raise ValueError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
     # the command line's options override the event's own ones, defaults included (the one
@@ -54,6 +65,15 @@ def score_file(path: Path, method: str | None, options: list[str], boards: bool,
         raise ValueError(f"{path}: no bridge.event record to score")
     tables, issues = score_events(frames, overrides).collect()
     notes += _issue_notes(issues)
+    if fmt == "html":
+        from flows.site import event_site
+
+        site = event_site(tables["bridge_standings"], tables["bridge_board_results"], events,
+                          out, lang)  # fmt: skip
+        text = site.text() + "\n"
+        if notes:
+            sys.stderr.write("\n".join(notes) + "\n")
+        return text
     if boards:
         shown = tables["bridge_board_results"].sort(
             "section", "board", "direction", "pair", descending=[False, False, True, False]

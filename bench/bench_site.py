@@ -1,0 +1,139 @@
+"""The results site against the nightly that feeds it (issue 12: site ≤ 10 % of the scoring).
+
+Generates `--days` + 1 days of logs for `--players` players (`duplirank generate`'s generator),
+then in one process (Prefect's temporary server started before any timing):
+  1. nightly over the first `--days` days (ingest + score + publish)           T_nightly
+  2. backfill of the same months (the scoring alone, from bronze)              T_scoring
+  3. build_site into an empty folder (every page rendered and written)        T_site
+  4. publish_site again with nothing changed (every page rendered, reused)    T_site_same
+  5. the last day is delivered, nightly again, then publish_site over the
+     previous site (only the pages whose content changed are written)        T_site_day
+and writes the times, the pages written / reused and the ratios to
+`bench/results/site.json` (`site_<days>d_<players>p.json` at another size).
+
+    .venv/bin/python bench/bench_site.py --players 5000 --days 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+from flows.generate import generate  # noqa: E402
+from flows.nightly import backfill, nightly  # noqa: E402
+from flows.settings import Settings  # noqa: E402
+from flows.site import build_site, publish_site  # noqa: E402
+from flows.storage.warehouse import Warehouse  # noqa: E402
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - start, out
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--players", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "site")
+    args, _ = parser.parse_known_args()  # `make bench` passes its arguments to every script
+
+    work = args.work
+    logs = work / f"logs-{args.days + 1}d-{args.players}p-s{args.seed}"
+    if not logs.exists():
+        print(f"generating {args.days + 1} days for {args.players} players…", flush=True)
+        generate(logs, players=args.players, days=args.days + 1, seed=args.seed,
+                 start=date(2026, 10, 15))  # fmt: skip
+    files = sorted(logs.iterdir(), key=lambda p: (p.name.split("-", 1)[1], p.name))
+    last_day = files[-1].name.split("-", 1)[1].split(".")[0]
+    history = [f for f in files if last_day not in f.name]
+    new = [f for f in files if last_day in f.name]
+
+    landing, warehouse = work / "landing", work / "warehouse"
+    site, scratch = work / "site", work / "scratch"
+    for folder in (landing, warehouse, site, scratch):
+        shutil.rmtree(folder, ignore_errors=True)
+    landing.mkdir(parents=True)
+    for f in history:
+        shutil.copy(f, landing / f.name)
+    settings = Settings(warehouse=warehouse, landing=landing)
+
+    # warm-up: start Prefect's temporary server outside the timings
+    warm = work / "warm"
+    shutil.rmtree(warm, ignore_errors=True)
+    warm.mkdir()
+    nightly(Settings(warehouse=work / "warm-wh", landing=warm))
+
+    print("nightly…", flush=True)
+    t_nightly, summary = timed(nightly, settings)
+    months = sorted({m for todo in summary.rebuilt.values() for m in todo})
+    print("backfill (scoring alone)…", flush=True)
+    t_scoring, _ = timed(backfill, settings, months[0], months[-1])
+    wh = Warehouse(warehouse)
+
+    print("site: full build…", flush=True)
+    t_site, full = timed(build_site, wh.scan, scratch)
+    site_bytes = folder_bytes(scratch)
+    shutil.rmtree(scratch)
+    publish_site(wh.scan, site)  # the live site of this state (untimed: same work as above)
+    print("site: rebuild with nothing changed…", flush=True)
+    t_same, same = timed(publish_site, wh.scan, site)
+
+    for f in new:
+        shutil.copy(f, landing / f.name)
+    print(f"nightly of the new day {last_day}…", flush=True)
+    t_day_nightly, day_summary = timed(nightly, settings)
+    print("site: rebuild after one new day…", flush=True)
+    t_day, day = timed(publish_site, wh.scan, site)
+    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+    result = {
+        "days": args.days,
+        "players": args.players,
+        "pages": full.pages,
+        "site_mb": round(site_bytes / 1e6, 1),
+        "t_nightly_s": round(t_nightly, 2),
+        "t_scoring_s": round(t_scoring, 2),
+        "t_site_s": round(t_site, 2),
+        "site_over_scoring": round(t_site / t_scoring, 3),
+        "site_over_nightly": round(t_site / t_nightly, 3),
+        "goal": "site <= 0.10 x scoring",
+        "t_site_unchanged_s": round(t_same, 2),
+        "unchanged_written": same.written,
+        "unchanged_reused": same.reused,
+        "new_day": last_day,
+        "t_day_nightly_s": round(t_day_nightly, 2),
+        "day_rebuilt": day_summary.rebuilt,
+        "t_site_day_s": round(t_day, 2),
+        "day_pages": day.pages,
+        "day_written": day.written,
+        "day_reused": day.reused,
+        "site_day_over_day_nightly": round(t_day / t_day_nightly, 3),
+        "peak_rss_gib": round(peak_gib, 2),
+    }
+    default = (args.days, args.players) == (30, 5000)
+    name = "site" if default else f"site_{args.days}d_{args.players}p"
+    out = ROOT / "bench" / "results" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+"""Build the site: read the tables once, make every page, write only what changed, swap it in.
+
+- `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
+  or empty folder). Each page is rendered, hashed (sha256), and compared with the index of the
+  `previous` site (`_pages.json`: path -> hash): an unchanged page is hard-linked from the
+  previous site (copied if linking fails), a changed or new one is written. The pages of a
+  match or a tournament (most of a site) also carry a fingerprint of their rows: when it and
+  the build's context (code, language, settings, navigation) are those of the previous site,
+  the page is linked without being made at all.
+- `publish_site(read_table, out, …)` builds into a staging folder beside `out`, the previous
+  site being `out` itself, then swaps the staging folder in with one atomic exchange of the two
+  folders (Linux `renameat2(RENAME_EXCHANGE)`; two renames elsewhere): a reader sees the old
+  site or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import polars as pl
+
+from flows.errors import UserError
+from flows.site import bridge, face_a_face, html, paths, simultane
+from flows.site.fmt import num, text
+from flows.site.labels import labels, month_name
+from flows.site.model import NO_PREVIOUS, Page, Previous, ReadTable, Reuse, read_tables, root_of
+from flows.site.tables import Col, bodies, header
+from transforms.simultane.options import SimultaneOptions
+
+HERE = Path(__file__).resolve().parent
+PAGE_INDEX = "_pages.json"
+FORMAT = 2  # bump when the index file's layout changes
+IN_FLIGHT = 64  # rendered pages waiting to be hashed and written
+
+
+@dataclass
+class SiteReport:
+    out: Path
+    pages: int = 0
+    written: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    written_paths: list[str] = field(default_factory=list, repr=False)
+
+    def text(self) -> str:
+        return (
+            f"site: {self.pages} pages in {self.out} ({self.written} written, "
+            f"{self.reused} unchanged reused) in {self.seconds:.1f} s"
+        )
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([HERE / "templates", HERE / "static"]),
+        autoescape=True,
+        trim_blocks=False,
+    )
+
+
+def build_site(
+    read_table: ReadTable,
+    out_dir: Path | str,
+    lang: str = "fr",
+    previous: Path | str | None = None,
+    *,
+    timezone: str = "Europe/Paris",
+    window_results: int = SimultaneOptions.window_results,
+) -> SiteReport:
+    """Write the whole site into `out_dir` (created; must be new or empty) from the published
+    tables `read_table(name)` returns; pages identical to those of the `previous` site folder
+    are linked from it instead of written again."""
+    started = time.perf_counter()
+    words = labels(lang)
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} is not empty: build_site writes into a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    tables = read_tables(read_table)
+    chrome = Chrome(lang, words, site_nav(tables, words))
+    context = build_context(chrome, timezone, window_results)
+    before = load_previous(Path(previous) if previous else None, context)
+    pages = site_pages(tables, words, lang, timezone, window_results, before)
+    report = write_pages(pages, out, before, chrome, context)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
+               previous: Previous = NO_PREVIOUS):  # fmt: skip
+    yield index_page(tables, words, lang)
+    yield from simultane.pages(tables, words, lang, timezone, window_results, previous)
+    yield from face_a_face.pages(tables, words, lang, timezone, previous)
+    yield from bridge.pages(tables, words, lang)
+
+
+@dataclass(frozen=True)
+class Chrome:
+    """What every page shares: its language, words and the top navigation (label, path)."""
+
+    lang: str
+    words: dict
+    nav: list[tuple[str, str]]
+
+
+def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
+    """Links to the latest month of each competition that has data."""
+    nav = []
+    sim = simultane.months_of(tables["simultane_monthly"], tables["simultane_tournament_results"])
+    if sim and tables["simultane_monthly"] is not None:
+        nav.append((w["simultane"], paths.sim_month(sim[-1])))
+    ff = face_a_face.months_of(tables["ff_monthly_ranking"], tables["ff_matches"])
+    if ff:
+        nav.append((w["face_a_face"], paths.ff_month(ff[-1])))
+    standings = tables["bridge_standings"]
+    if standings is not None and tables["bridge_board_results"] is not None:
+        months = standings["month"].drop_nulls()
+        if len(months):
+            nav.append((w["bridge"], paths.bridge_month(months.max())))
+    return nav
+
+
+def write_pages(
+    pages, out: Path, previous: Previous, chrome: Chrome, context: str = ""
+) -> SiteReport:
+    """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
+    the `previous` site (a `Reuse` is linked without being made); writes the index last.
+
+    Hashing and writing run on two threads (both release the GIL) while this one makes the next
+    pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory)."""
+    shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
+                       chrome.nav)  # fmt: skip
+    old = previous.pages
+    report = SiteReport(out)
+    index: dict[str, str] = {}
+    fingerprints: dict[str, str] = {}
+    made_dirs: set[str] = set()
+    pending: deque[Future] = deque()
+    prefix = f"{out}/"  # paths as text: a site has tens of thousands of pages
+
+    def folder_for(path: str) -> str:
+        target = prefix + path
+        folder = os.path.dirname(target)
+        if folder not in made_dirs:
+            os.makedirs(folder, exist_ok=True)
+            made_dirs.add(folder)
+        return target
+
+    def store(path: str, target: str, content: bytes) -> tuple[str, str, bool]:
+        digest = hashlib.sha256(content).hexdigest()
+        if old.get(path) == digest and _reuse(previous.file(path), target):
+            return path, digest, False
+        with open(target, "wb") as handle:
+            handle.write(content)
+        return path, digest, True
+
+    def settle(future: Future) -> None:
+        path, digest, written = future.result()
+        index[path] = digest
+        if written:
+            report.written += 1
+            report.written_paths.append(path)
+        else:
+            report.reused += 1
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-write") as pool:
+
+        def emit(path: str, content: bytes) -> None:
+            pending.append(pool.submit(store, path, folder_for(path), content))
+            while len(pending) > IN_FLIGHT:
+                settle(pending.popleft())
+
+        seen: set[str] = set()
+        emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
+        for page in pages:
+            if page.path in seen:
+                raise AssertionError(f"two pages at {page.path}")
+            seen.add(page.path)
+            if page.fingerprint is not None:
+                fingerprints[page.path] = page.fingerprint
+            if isinstance(page, Reuse):
+                if not _reuse(previous.file(page.path), folder_for(page.path)):
+                    raise FileNotFoundError(f"{previous.file(page.path)} vanished")
+                index[page.path] = old[page.path]
+                report.reused += 1
+                continue
+            root = root_of(page.path)
+            script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+            content = html.sections(page.sections, root, chrome.words)
+            emit(page.path, shell.page(page.title, page.crumbs, root, script, content).encode())
+        while pending:
+            settle(pending.popleft())
+    report.pages = len(index) - 1
+    report.written_paths.sort()
+    tmp = out / (PAGE_INDEX + ".tmp")
+    tmp.write_text(
+        json.dumps(
+            {"format": FORMAT, "context": context, "pages": index, "fingerprints": fingerprints},
+            sort_keys=True,
+            indent=0,
+        )
+    )
+    os.replace(tmp, out / PAGE_INDEX)
+    return report
+
+
+def _reuse(source: str, target: str) -> bool:
+    try:
+        os.link(source, target)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            shutil.copyfile(source, target)
+        except OSError:
+            return False
+    return True
+
+
+def load_previous(folder: Path | None, context: str) -> Previous:
+    """The previous site's index: page hashes always, row fingerprints when it was built in
+    the same `context`."""
+    if folder is None:
+        return NO_PREVIOUS
+    try:
+        data = json.loads((folder / PAGE_INDEX).read_text())
+    except (OSError, ValueError):
+        return NO_PREVIOUS
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return NO_PREVIOUS
+    same = context != "" and data.get("context") == context
+    return Previous(folder, data.get("pages", {}), data.get("fingerprints", {}) if same else {})
+
+
+def build_context(chrome: Chrome, timezone: str, window_results: int) -> str:
+    """What every page depends on besides its rows: this package's code, templates and
+    assets, the language, the settings shown, the navigation, the Polars version (its hash
+    makes the fingerprints)."""
+    digest = hashlib.sha256()
+    for path in sorted(HERE.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2", ".css", ".js"):
+            digest.update(path.relative_to(HERE).as_posix().encode() + b"\0" + path.read_bytes())
+    settings = [FORMAT, pl.__version__, chrome.lang, timezone, window_results, chrome.nav]
+    digest.update(json.dumps(settings).encode())
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------------------ index page
+def index_page(tables: dict, w: dict, lang: str) -> Page:
+    """The latest month of each competition (its top 10 or its events) and every month."""
+    sections = []
+    monthly = tables["simultane_monthly"]
+    months = simultane.months_of(monthly, tables["simultane_tournament_results"])
+    if months and monthly is not None:
+        latest = months[-1]
+        cols = [
+            Col(w["rank"], text(pl.col("rank_indice")), num=True),
+            Col(w["player"], pl.col("player_id"), href=simultane.PLAYER_LINK, th=True),
+            Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+            Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+            Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+        ]
+        top = monthly.filter(pl.col("month") == latest).sort("rank_indice", "player_id").head(10)
+        sections.append(_latest(w, lang, "simultane", paths.sim_month, months, cols, top))
+    else:
+        sections.append({"kind": "text", "h2": w["simultane"], "text": w["no_data"]})
+    ranking = tables["ff_monthly_ranking"]
+    months = face_a_face.months_of(ranking, tables["ff_matches"])
+    if months:
+        cols = [
+            Col(w["rank"], text(pl.col("rank")), num=True),
+            Col(w["player"], pl.col("player_id"), href=face_a_face.player_link("player_id"),
+                th=True),
+            Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+            Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+            Col(w["n_matches"], text(pl.col("matches")), num=True),
+        ]  # fmt: skip
+        top = ranking.filter(pl.col("month") == months[-1]).sort("rank", "player_id").head(10)
+        sections.append(_latest(w, lang, "face_a_face", paths.ff_month, months, cols, top))
+    else:
+        sections.append({"kind": "text", "h2": w["face_a_face"], "text": w["no_data"]})
+    standings = tables["bridge_standings"]
+    if standings is not None and tables["bridge_board_results"] is not None and len(
+        standings["month"].drop_nulls()
+    ):
+        events = bridge.event_summary(standings, tables["bridge_event"])
+        months = sorted(set(events["month"].drop_nulls().to_list()))
+        cols = [
+            Col(w["date"], text(pl.col("date"))),
+            Col(w["event"], pl.col("event_id"), th=True, href=pl.concat_str(
+                pl.lit("bridge/tournois/"), paths.slug_expr("event_id"), pl.lit("/index.html"))),
+            Col(w["pairs"], text(pl.col("pairs")), num=True),
+            Col(w["winner"], text(pl.col("winners"))),
+        ]  # fmt: skip
+        top = events.filter(pl.col("month") == months[-1])
+        sections.append(_latest(w, lang, "bridge", paths.bridge_month, months, cols, top))
+    else:
+        sections.append({"kind": "text", "h2": w["bridge"], "text": w["no_data"]})
+    return Page(paths.INDEX, w["site"], sections)
+
+
+def _latest(w: dict, lang: str, key: str, month_path, months: list[str], cols: list[Col],
+            top: pl.DataFrame) -> dict:  # fmt: skip
+    latest = month_name(months[-1], lang)
+    body = bodies(top.with_columns(_page=pl.lit(0)), ["_page"], cols, "").get(0, "")
+    return {
+        "kind": "latest", "h2": w[key], "id": key.replace("_", "-"),
+        "link": (f"{w['latest_month']} — {latest}", month_path(months[-1])),
+        "caption": f"{w[key]} — {latest}", "cols": header(cols), "body": body,
+        "months": [(month_name(m, lang), month_path(m), None) for m in reversed(months)],
+    }  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ publishing
+def publish_site(
+    read_table: ReadTable,
+    out: Path | str,
+    lang: str = "fr",
+    *,
+    timezone: str = "Europe/Paris",
+    window_results: int = SimultaneOptions.window_results,
+) -> SiteReport:
+    """Build into a staging folder beside `out` (reusing `out`'s unchanged pages), then swap
+    it in atomically; the old site is deleted after the swap."""
+
+    def build(stage: Path, previous: Path | None) -> SiteReport:
+        return build_site(read_table, stage, lang, previous, timezone=timezone,
+                          window_results=window_results)  # fmt: skip
+
+    return publish(out, build)
+
+
+def event_site(
+    standings: pl.DataFrame,
+    board_results: pl.DataFrame,
+    events: pl.DataFrame,
+    out: Path | str,
+    lang: str = "fr",
+) -> SiteReport:
+    """The pages of the bridge events of one file (`duplirank score FILE --format html`):
+    one event's standings at `out/index.html`, its travellers and pair cards beside it; with
+    several events, an index of them and one folder per event. `events` has event_id, date."""
+    words = labels(lang)
+    if standings.is_empty():
+        raise UserError("no pair was scored: no page to write")
+    ids = sorted(standings["event_id"].unique().to_list())
+    single = len(ids) == 1
+    events = events.select("event_id", pl.col("date").cast(pl.String)).unique("event_id")
+    summary = bridge.event_summary(standings, events).with_columns(month=pl.lit(None, pl.String))
+    if single:
+        layout = bridge.Layout(lambda event_id: "", pl.lit(""), lambda event_id, month: [])
+    else:
+        layout = bridge.Layout(
+            lambda event_id: f"{paths.slug(event_id)}/",
+            pl.concat_str(paths.slug_expr("event_id"), pl.lit("/")),
+            lambda event_id, month: [(words["events"], paths.INDEX)],
+        )
+
+    def pages():
+        if not single:
+            yield bridge.events_index(summary, words, lang)
+        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout)
+
+    def build(stage: Path, previous: Path | None) -> SiteReport:
+        started = time.perf_counter()
+        report = write_pages(pages(), stage, load_previous(previous, ""), Chrome(lang, words, []))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    return publish(out, build)
+
+
+def publish(out: Path | str, build) -> SiteReport:
+    """Run `build(stage, previous)` into a staging folder beside `out`, then swap it in."""
+    out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / PAGE_INDEX).exists():
+        raise UserError(
+            f"{out} exists and is not a duplirank site (no {PAGE_INDEX}); "
+            "give a new or empty folder, or the folder of a site built before"
+        )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create {out.parent}: {err.strerror or err}") from None
+    stage = out.parent / f".{out.name}.staging-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        try:
+            stage.mkdir()
+        except OSError as err:
+            raise UserError(f"cannot write beside {out}: {err.strerror or err}") from None
+        report = build(stage, out if out.is_dir() else None)
+        swap_in(stage, out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # the new site's staging, or the old site
+    report.out = out
+    return report
+
+
+def swap_in(stage: Path, out: Path) -> None:
+    """Put the folder `stage` at `out`; the previous `out` ends at `stage` (or is gone)."""
+    if not out.exists():
+        os.rename(stage, out)
+        return
+    if _exchange(stage, out):
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    os.rename(out, old)
+    os.rename(stage, out)
+    os.rename(old, stage)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths (Linux renameat2); False when not available."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    libc = ctypes.CDLL(name, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return result == 0

@@ -1,0 +1,299 @@
+"""Pages of the Face-à-Face: the monthly ranking with the seed's columns (Rang, Points, ELO,
+# Matches), all matches of the month (sortable by Joueur 1 / Joueur 2 and any column,
+filterable by a player's name), each match (16 deals, match points, time-outs, forfeit) and
+each player (ELO over time, matches, months)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from flows.site import paths
+from flows.site.fmt import MISSING, local_time, mapped, num, num_value, text
+from flows.site.labels import month_name
+from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
+from flows.site.svg import elo_curves
+from flows.site.tables import Col, bodies, facts_html, header
+
+DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
+BOT = "BOT"
+
+
+def player_link(column: str) -> pl.Expr:
+    return (
+        pl.when(pl.col(column) == BOT)
+        .then(pl.lit(None, pl.String))
+        .otherwise(
+            pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr(column), pl.lit(".html"))
+        )
+    )
+
+
+MATCH_LINK = pl.concat_str(
+    pl.lit("face-a-face/matches/"), paths.slug_expr("match_id"), pl.lit(".html")
+)
+
+
+def pages(t: dict, w: dict, lang: str, timezone: str,
+          previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    ranking = t["ff_monthly_ranking"]
+    matches = t["ff_matches"]
+    if ranking is None or matches is None:
+        return
+    months = months_of(ranking, matches)
+    if not months:
+        return
+    crumb = (w["face_a_face"], paths.ff_month(months[-1]))
+    matches = matches.with_columns(
+        when=pl.coalesce("started_at", "created_at"),
+    ).sort("when", "match_id")
+    yield from month_pages(ranking, matches, months, w, lang, timezone)
+    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
+    yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb, previous)
+
+
+def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> list[str]:
+    """Months with a ranking or a match (the navigation's latest month is the last)."""
+    if ranking is None or matches is None:
+        return []
+    return sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
+
+
+def _elo_change(before: str, after: str, lang: str) -> pl.Expr:
+    return (
+        pl.when(pl.col(before).is_null())
+        .then(pl.lit(MISSING))
+        .otherwise(
+            pl.concat_str(num(pl.col(before), 0, lang), pl.lit(" → "), num(pl.col(after), 0, lang))
+        )
+    )
+
+
+def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
+    """The columns of a list of matches; Joueur 1 and Joueur 2 are columns 3 and 4."""
+    return [
+        Col(w["match"], pl.col("match_id"), href=MATCH_LINK, th=True),
+        Col(w["date"], local_time(pl.col("when"), timezone),
+            sort=pl.col("when").dt.epoch("s").cast(pl.String)),
+        Col(w["type"], mapped(pl.col("match_type"), w["match_types"])),
+        Col(w["player_1"], pl.col("player_a"), href=player_link("player_a")),
+        Col(w["player_2"], pl.col("player_b"), href=player_link("player_b")),
+        Col(w["score"], pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b"))),
+            num=True, sort=(pl.col("mp_a") - pl.col("mp_b")).cast(pl.String)),
+        Col(w["outcome"], mapped(pl.col("outcome_a"), w["outcomes"])),
+        Col(w["status"], pl.concat_str(
+            mapped(pl.col("status"), w["statuses"]),
+            pl.when(pl.col("forfeit_by").is_not_null())
+            .then(pl.concat_str(pl.lit(f" ({w['forfeit_by']} "), pl.col("forfeit_by"), pl.lit(")")))
+            .otherwise(pl.lit("")))),
+        Col(w["points_1"], num(pl.col("value_a"), 0, lang), num=True),
+        Col(w["points_2"], num(pl.col("value_b"), 0, lang), num=True),
+        Col(w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang), num=True,
+            sort=pl.col("elo_a_before").cast(pl.String)),
+        Col(w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang), num=True,
+            sort=pl.col("elo_b_before").cast(pl.String)),
+        Col(w["ranked"], pl.when(pl.col("counts_for_ranking").fill_null(False))
+            .then(pl.lit(w["played_for_ranking"])).otherwise(pl.lit(w["not_for_ranking"]))),
+    ]  # fmt: skip
+
+
+def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], pl.col("player_id"), href=player_link("player_id"), th=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["n_matches"], text(pl.col("matches")), num=True),
+        Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
+        Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
+    ]
+    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH)
+    m_cols = match_cols(w, lang, timezone)
+    match_bodies = bodies(matches, ["month"], m_cols, DEPTH)
+    counts = dict(matches.group_by("month").len().iter_rows())
+    crumbs = [(w["home"], paths.INDEX)]
+    for month in months:
+        name = month_name(month, lang)
+        yield Page(
+            paths.ff_month(month),
+            f"{w['face_a_face']} — {name}",
+            [
+                {"kind": "facts", "items": [
+                    (w["month"], name, None),
+                    (w["players"], str(len(ranking.filter(pl.col("month") == month))), None),
+                    (w["matches"], str(counts.get(month, 0)), paths.ff_month_matches(month)),
+                ]},
+                {"kind": "table", "h2": w["ff_ranking"], "caption": f"{w['ff_ranking']} — {name}",
+                 "cols": header(cols), "body": by_month.get(month, ""), "sortable": True,
+                 "sorted": 0, "hint": w["sort_hint"]},
+                {"kind": "links", "items": [(w["all_matches"], paths.ff_month_matches(month),
+                                             None)]},
+            ],  # fmt: skip
+            crumbs=crumbs,
+        )
+        yield Page(
+            paths.ff_month_matches(month),
+            f"{w['all_matches']} — {name}",
+            [
+                {"kind": "table", "caption": f"{w['all_matches']} — {name}",
+                 "cols": header(m_cols), "body": match_bodies.get(month, ""), "sortable": True,
+                 "table_id": "matches", "hint": w["sort_hint"],
+                 "filter": {"id": "joueur", "label": w["filter_player"],
+                            "hint": w["filter_hint"], "columns": "3,4", "shown": w["shown"]}},
+            ],  # fmt: skip
+            crumbs=crumbs + [(w["face_a_face"] + " " + name, paths.ff_month(month))],
+        )
+
+
+def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> Iterator:
+    """A page per match; a match whose rows did not change since the previous site keeps its
+    page (most of a month's matches, most nights)."""
+    has_deals = deal_results is not None and not deal_results.is_empty()
+    fps = fingerprints("match_id", matches, *([deal_results] if has_deals else []))
+    reuse, todo = split_unchanged(fps, "match_id", MATCH_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("match_id", "fingerprint").iter_rows())
+    matches = matches.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
+    if has_deals:
+        deal_results = deal_results.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
+    deal_bodies: dict = {}
+    if has_deals and not deal_results.is_empty():
+        roles = w["roles"]
+        ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
+        timeout = w["timeout"]
+        cols = [
+            Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
+            Col(w["role_1"], mapped(pl.col("role_a"), roles)),
+            Col(w["role_2"], mapped(pl.col("role_b"), roles)),
+            Col(w["diff_1"], pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
+                num=True, cls=pl.when(ua).then(pl.lit("timeout"))),
+            Col(w["diff_2"], pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
+                num=True, cls=pl.when(ub).then(pl.lit("timeout"))),
+            Col(w["mp_1"], text(pl.col("mp_a")), num=True),
+            Col(w["mp_2"], text(pl.col("mp_b")), num=True),
+        ]  # fmt: skip
+        deal_bodies = bodies(deal_results.sort("match_id", "deal_no"), ["match_id"], cols, DEPTH)
+        deal_header = header(cols)
+        timeouts = deal_results.group_by("match_id").agg(
+            pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
+        )
+    else:
+        deal_header = []
+        timeouts = pl.DataFrame(schema={"match_id": pl.String, "_to_a": pl.UInt32,
+                                        "_to_b": pl.UInt32})  # fmt: skip
+    score = pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b")))
+    ranked = pl.when(pl.col("counts_for_ranking").fill_null(False)).then(
+        pl.lit(w["played_for_ranking"])).otherwise(pl.lit(w["not_for_ranking"]))  # fmt: skip
+    facts = [
+        (w["date"], local_time(pl.col("when"), timezone), None),
+        (w["type"], mapped(pl.col("match_type"), w["match_types"]), None),
+        (w["player_1"], pl.col("player_a"), player_link("player_a")),
+        (w["player_2"], pl.col("player_b"), player_link("player_b")),
+        (w["match_points"], score, None),
+        (w["outcome_1"], mapped(pl.col("outcome_a"), w["outcomes"]), None),
+        (w["forfeit"], pl.col("forfeit_by"), None),  # only when there is one
+        (w["status"], mapped(pl.col("status"), w["statuses"]), None),
+        (w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang), None),
+        (w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang), None),
+        (w["points_1"], num(pl.col("value_a"), 0, lang), None),
+        (w["points_2"], num(pl.col("value_b"), 0, lang), None),
+        (w["ranked"], ranked, None),
+        (w["timeouts"], pl.concat_str(pl.col("_to_a").cast(pl.String), pl.lit(" – "),
+                                      pl.col("_to_b").cast(pl.String)), None),  # null: no deal
+    ]  # fmt: skip
+    shown = matches.join(timeouts, on="match_id", how="left").select(
+        "match_id", "month", score.alias("score"), facts_html(facts, DEPTH).alias("facts")
+    )
+    for mid, month, match_score, facts_block in shown.iter_rows():
+        sections: list[dict] = [{"kind": "html", "html": facts_block}]
+        if mid in deal_bodies:
+            sections.append({
+                "kind": "table", "h2": w["deals"],
+                "caption": f"{w['match']} {mid} — {match_score}",
+                "cols": deal_header, "body": deal_bodies[mid],
+            })  # fmt: skip
+        yield Page(
+            paths.ff_match(paths.slug(mid)),
+            f"{w['match']} {mid}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb,
+                    (month_name(month, lang), paths.ff_month_matches(month))],
+            fingerprint=fingerprint_of[mid],
+        )  # fmt: skip
+
+
+def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> Iterator:
+    """A page per player; one whose rows (matches, months, ELO) did not change keeps its page."""
+    sides = pl.concat([
+        matches.with_columns(player_id=pl.col("player_a")),
+        matches.with_columns(player_id=pl.col("player_b")),
+    ]).filter(pl.col("player_id") != BOT)  # fmt: skip
+    has_elo = elo is not None and not elo.is_empty()
+    players = pl.concat([sides["player_id"], ranking["player_id"]]).unique()
+    fps = fingerprints("player_id", sides, ranking, *([elo] if has_elo else [])).filter(
+        pl.col("player_id").is_in(players.implode())
+    )
+    link = pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr("player_id"),
+                         pl.lit(".html"))  # fmt: skip
+    reuse, todo = split_unchanged(fps, "player_id", link, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
+    keep = pl.col("player_id").is_in(todo["player_id"].implode())
+    sides = sides.filter(keep).sort("player_id", "when", "match_id",
+                                    descending=[False, True, True])  # fmt: skip
+    ranking = ranking.filter(keep)
+    elo = elo.filter(keep) if has_elo else None
+    m_cols = match_cols(w, lang, timezone)
+    match_bodies = bodies(sides, ["player_id"], m_cols, DEPTH)
+    month_cols = [
+        Col(w["month"], pl.col("month"), href=pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")), th=True),
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        # the month's list of matches, filtered on the player ("all matches played by Ben")
+        Col(w["n_matches"], text(pl.col("matches")), num=True, href=pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/matches.html"),
+            pl.when(paths.slug_expr("player_id") == pl.col("player_id"))
+            .then(pl.concat_str(pl.lit("?player="), pl.col("player_id"))).otherwise(pl.lit("")),
+        )),
+    ]  # fmt: skip
+    month_bodies = bodies(ranking.sort("player_id", "month"), ["player_id"], month_cols, DEPTH)
+    if elo is not None and not elo.is_empty():
+        curves = dict(elo_curves(elo, w, lang, timezone).iter_rows())
+        current = dict(
+            elo.group_by("player_id")
+            .agg(pl.col("elo_after").sort_by("ended_at", "elo_seq").last())
+            .iter_rows()
+        )
+    else:
+        curves, current = {}, {}
+    counts = dict(sides.group_by("player_id").len().iter_rows())
+    for player in sorted(fingerprint_of):
+        facts = [
+            (w["elo"], num_value(current.get(player), 0, lang), None),
+            (w["matches"], str(counts.get(player, 0)), None),
+        ]
+        sections: list[dict] = [{"kind": "facts", "items": facts}]
+        if player in curves:
+            sections.append({"kind": "chart", "h2": w["elo_over_time"], "svg": curves[player],
+                             "legend": [("red", w["elo_after"], "dot")]})  # fmt: skip
+        if player in month_bodies:
+            sections.append({
+                "kind": "table", "h2": w["months"], "caption": w["months"],
+                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        if player in match_bodies:
+            sections.append({
+                "kind": "table", "h2": w["matches"], "caption": w["matches"],
+                "cols": header(m_cols), "body": match_bodies[player], "sortable": True,
+            })  # fmt: skip
+        yield Page(
+            paths.ff_player(paths.slug(player)),
+            f"{w['player']} {player}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb],
+            fingerprint=fingerprint_of[player],
+        )

@@ -1,0 +1,107 @@
+"""Where each page lives: the one place that turns keys (month, player, tournament…) into the
+site's relative paths. Links are written relative to the page they are on, so the folder can
+be copied to any web server or opened from disk.
+
+Ids come from raw logs: any character may appear. `slug` keeps a safe id (letters, digits,
+`_ . -`, not starting with a dot, at most 100 characters) as it is and writes any other one as
+`~` and the hex of its UTF-8 bytes, which no safe id can be; `slug_expr` is the same rule on a
+whole column. (An unsafe id longer than 120 bytes would make a file name longer than the
+usual 255-byte limit: such an id fails the build with the system's error.)
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+SAFE = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
+
+
+def slug(key: str) -> str:
+    """A file-name-safe, collision-free form of an id."""
+    key = str(key)
+    if _SAFE.fullmatch(key):
+        return key
+    return "~" + key.encode().hex()
+
+
+_SAFE = re.compile(SAFE)
+
+
+def slug_expr(column: str | pl.Expr) -> pl.Expr:
+    """`slug` of a whole column."""
+    expr = pl.col(column) if isinstance(column, str) else column
+    return (
+        pl.when(expr.str.contains(SAFE))
+        .then(expr)
+        .otherwise(pl.concat_str(pl.lit("~"), expr.str.encode("hex")))
+    )
+
+
+def section_slug(section: str | None) -> str:
+    """A bridge section in page names: nothing when the event has no sections."""
+    return "" if section is None else slug(section)
+
+
+def section_slug_expr(column: str) -> pl.Expr:
+    return pl.when(pl.col(column).is_null()).then(pl.lit("")).otherwise(slug_expr(column))
+
+
+INDEX = "index.html"
+CSS = "site.css"
+
+
+def sim_month(month: str) -> str:
+    return f"simultane/{month}/index.html"
+
+
+def sim_day(day: str) -> str:  # day: YYYY-MM-DD
+    return f"simultane/{day[:7]}/{day}.html"
+
+
+def sim_tournament(tournament_slug: str) -> str:
+    return f"simultane/tournois/{tournament_slug}.html"
+
+
+def sim_player(player_slug: str) -> str:
+    return f"simultane/joueurs/{player_slug}.html"
+
+
+def ff_month(month: str) -> str:
+    return f"face-a-face/{month}/index.html"
+
+
+def ff_month_matches(month: str) -> str:
+    return f"face-a-face/{month}/matches.html"
+
+
+def ff_match(match_slug: str) -> str:
+    return f"face-a-face/matches/{match_slug}.html"
+
+
+def ff_player(player_slug: str) -> str:
+    return f"face-a-face/joueurs/{player_slug}.html"
+
+
+def bridge_month(month: str) -> str:
+    return f"bridge/{month}/index.html"
+
+
+def bridge_event_base(event_slug: str) -> str:
+    """Folder of one event's pages in the site (`score --format html` uses "" instead)."""
+    return f"bridge/tournois/{event_slug}/"
+
+
+def bridge_event(base: str) -> str:
+    return f"{base}index.html"
+
+
+def bridge_board(base: str, section_slug: str, board: int) -> str:
+    prefix = f"{section_slug}-" if section_slug else ""
+    return f"{base}donne-{prefix}{board}.html"
+
+
+def bridge_pair(base: str, section_slug: str, pair_slug: str) -> str:
+    prefix = f"{section_slug}-" if section_slug else ""
+    return f"{base}paire-{prefix}{pair_slug}.html"

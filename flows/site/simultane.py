@@ -1,0 +1,435 @@
+"""Pages of the Simultané individuel: monthly ranking, daily standings, each tournament
+(standings, winners, the deal-by-deal grid with top and bulle), each player (the Performance
+Simultané curve, % actuel, the 20-deal results, the months, the tournaments)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
+from flows.site import paths
+from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, yes_no
+from flows.site.labels import month_name
+from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
+from flows.site.svg import simultane_curves
+from flows.site.tables import Col, bodies, header
+
+DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
+PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
+                            pl.lit(".html"))  # fmt: skip
+TOURNAMENT_LINK = pl.concat_str(
+    pl.lit("simultane/tournois/"), paths.slug_expr("tournament_id"), pl.lit(".html")
+)
+
+
+def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
+          previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    monthly = t["simultane_monthly"]
+    results = t["simultane_tournament_results"]
+    if monthly is None or results is None:
+        return
+    months = months_of(monthly, results)
+    if not months:
+        return
+    daily = t["simultane_daily"]
+    deals = t["simultane_deal_results"]
+    blocks = t["simultane_blocks"]
+    crumb = (w["simultane"], paths.sim_month(months[-1]))
+    tournaments = tournament_summary(results, deals, timezone)
+    yield from month_pages(monthly, tournaments, daily, w, lang)
+    if daily is not None:
+        yield from day_pages(daily, tournaments, w, lang, crumb)
+    yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
+    yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
+                            previous)  # fmt: skip
+
+
+def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:
+    found: set[str] = set()
+    for frame in (monthly, results):
+        if frame is not None:
+            found |= set(frame["month"].drop_nulls().unique().to_list())
+    return sorted(found)
+
+
+def tournament_summary(results: pl.DataFrame, deals: pl.DataFrame | None, timezone: str):
+    """One row per tournament: start (local), day, month, humans, deals, winners (text)."""
+    humans = ~pl.col("is_bot")
+    summary = results.group_by("tournament_id").agg(
+        pl.col("month").first(),
+        pl.col("tournament_start").first(),
+        humans.sum().alias("humans"),
+        pl.col("player_id").filter(pl.col("is_winner") & humans).sort().str.join(", ")
+        .alias("winners"),
+        pl.col("top").max().alias("top_total"),
+    )  # fmt: skip
+    if deals is not None and not deals.is_empty():
+        n_deals = deals.group_by("tournament_id").agg(pl.col("deal_no").max().alias("deals"))
+        summary = summary.join(n_deals, on="tournament_id", how="left")
+    else:
+        summary = summary.with_columns(deals=pl.lit(None, pl.Int64))
+    return summary.with_columns(
+        start=local_time(pl.col("tournament_start"), timezone),
+        day=local_time(pl.col("tournament_start"), timezone, "%Y-%m-%d"),
+        link=TOURNAMENT_LINK,
+    ).sort("tournament_start", "tournament_id")
+
+
+def _tournament_cols(w: dict) -> list[Col]:
+    return [
+        Col(w["start"], pl.col("start")),
+        Col(w["tournament"], pl.col("tournament_id"), href=pl.col("link"), th=True),
+        Col(w["players"], text(pl.col("humans")), num=True),
+        Col(w["deals"], text(pl.col("deals")), num=True),
+        Col(w["winners"], pl.when(pl.col("winners") == "").then(pl.lit(w["bot"]))
+            .otherwise(pl.col("winners"))),
+    ]  # fmt: skip
+
+
+def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+        Col(w["representative"], yes_no(pl.col("representative"), w)),
+    ]
+    ranking = monthly.sort("month", "rank_indice", "player_id", nulls_last=True)
+    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH)
+    t_bodies = bodies(tournaments, ["month"], _tournament_cols(w), DEPTH_MONTH)
+    days_by_month: dict[str, list[str]] = {}
+    if daily is not None:
+        for day in sorted(set(daily["date"].cast(pl.String).to_list())):
+            days_by_month.setdefault(day[:7], []).append(day)
+    counts = dict(monthly.group_by("month").len().iter_rows())
+    for month in sorted(set(bodies_by_month) | set(t_bodies)):
+        path = paths.sim_month(month)
+        sections = [
+            {"kind": "facts", "items": [
+                (w["month"], month_name(month, lang), None),
+                (w["players"], str(counts.get(month, 0)), None),
+                (w["tournaments"], str(len(tournaments.filter(pl.col("month") == month))),
+                 None),
+            ]},
+            {"kind": "table", "h2": w["monthly_ranking"], "id": "classement",
+             "caption": f"{w['monthly_ranking']} — {month_name(month, lang)}",
+             "cols": header(cols), "body": bodies_by_month.get(month, ""), "sortable": True,
+             "sorted": 0, "hint": w["sort_hint"]},
+        ]  # fmt: skip
+        if days_by_month.get(month):
+            sections.append({"kind": "links", "h2": w["days"], "items": [
+                (day, paths.sim_day(day), None) for day in days_by_month[month]
+            ]})  # fmt: skip
+        sections.append({
+            "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+            "cols": header(_tournament_cols(w)), "body": t_bodies.get(month, ""),
+            "sortable": True, "sorted": 0,
+        })  # fmt: skip
+        yield Page(
+            path,
+            f"{w['simultane']} — {month_name(month, lang)}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX)],
+        )
+
+
+def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+    ]
+    standings = (
+        daily.with_columns(
+            day=pl.col("date").cast(pl.String),
+            rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
+        )
+        .sort("day", "rank", "player_id")
+    )  # fmt: skip
+    by_day = bodies(standings, ["day"], cols, DEPTH_MONTH)
+    t_bodies = bodies(tournaments, ["day"], _tournament_cols(w), DEPTH_MONTH)
+    for day, body in by_day.items():
+        month = day[:7]
+        yield Page(
+            paths.sim_day(day),
+            f"{w['daily_standings']} — {day}",
+            [
+                {"kind": "text", "text": f"{w['as_of_evening']} {day}.", "cls": "note"},
+                {"kind": "table", "caption": f"{w['daily_standings']} — {day}",
+                 "cols": header(cols), "body": body, "sortable": True, "sorted": 0},
+                {"kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+                 "cols": header(_tournament_cols(w)), "body": t_bodies.get(day, ""),
+                 "sortable": True, "sorted": 0},
+            ],  # fmt: skip
+            crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
+                                                      paths.sim_month(month))],
+        )
+
+
+def tournament_pages(results, deals, tournaments, w, lang, crumb, previous) -> Iterator:
+    """A page per tournament; one whose rows did not change keeps its page (the grids are
+    the largest pages of the site)."""
+    fps = fingerprints("tournament_id", results, *([deals] if deals is not None else []))
+    reuse, todo = split_unchanged(fps, "tournament_id", TOURNAMENT_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("tournament_id", "fingerprint").iter_rows())
+    keep = pl.col("tournament_id").is_in(todo["tournament_id"].implode())
+    results, tournaments = results.filter(keep), tournaments.filter(keep)
+    deals = deals.filter(keep) if deals is not None else None
+    ordered = results.sort("tournament_id", "rank", "player_id")
+    row_cls = (
+        pl.when(pl.col("is_bot"))
+        .then(pl.lit("bot"))
+        .when(pl.col("is_winner"))
+        .then(pl.lit("winner"))
+        .otherwise(pl.lit(""))
+    )
+    player = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(pl.col("player_id"))
+    link = pl.when(pl.col("is_bot")).then(pl.lit(None, pl.String)).otherwise(PLAYER_LINK)
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], player, href=link, th=True),
+        Col(w["points"], text(pl.col("points")), num=True),
+        Col(w["top"], text(pl.col("top")), num=True),
+        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["deals_played"], text(pl.col("deals_played")), num=True),
+        Col(w["completed"], yes_no(pl.col("completed"), w)),
+    ]
+    standings = bodies(ordered, ["tournament_id"], cols, DEPTH_MONTH, row_cls)
+    grids = deal_grids(ordered, deals, w, lang) if deals is not None else {}
+    for row in tournaments.iter_rows(named=True):
+        tid = row["tournament_id"]
+        month = row["month"]
+        winners = row["winners"] or w["no_winner"]
+        sections = [
+            {"kind": "facts", "items": [
+                (w["start"], row["start"], None),
+                (w["players"], str(row["humans"]), None),
+                (w["deals"], MISSING if row["deals"] is None else str(row["deals"]), None),
+                (w["winners"], winners, None),
+            ]},
+            {"kind": "table", "h2": w["standings"], "caption": f"{w['standings']} — {tid}",
+             "cols": header(cols), "body": standings.get(tid, ""), "sortable": True,
+             "sorted": 0},
+        ]  # fmt: skip
+        if tid in grids:
+            n = row["deals"] or 0
+            grid_cols = [{"label": w["player"], "num": False}] + [
+                {"label": str(d), "num": True} for d in range(1, n + 1)
+            ]
+            sections.append({
+                "kind": "table", "h2": w["grid"], "caption": w["grid_legend"],
+                "cols": grid_cols, "body": grids[tid], "sortable": False, "cls": "grid",
+            })  # fmt: skip
+        yield Page(
+            paths.sim_tournament(paths.slug(tid)),
+            f"{w['tournament']} {tid}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb,
+                    (month_name(month, lang), paths.sim_month(month))],
+            fingerprint=fingerprint_of[tid],
+        )  # fmt: skip
+
+
+def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -> dict:
+    """{tournament_id: `<tr>` rows of the deal-by-deal grid}: a row per participant in rank
+    order, a cell per deal of the tournament (empty where the player has no row: a quit)."""
+    participants = ordered.select("tournament_id", "player_id", "is_bot").with_row_index("_order")
+    n_deals = deals.group_by("tournament_id").agg(pl.col("deal_no").max().alias("_n"))
+    participants = participants.join(n_deals, on="tournament_id", how="left")
+    unfinished = pl.col("status") != "finished"
+    cls = (
+        pl.when(pl.col("is_top").fill_null(False))
+        .then(pl.lit(' class="top"'))
+        .when(unfinished)
+        .then(pl.lit(' class="unfinished bulle"'))
+        .when(pl.col("is_bulle").fill_null(False))
+        .then(pl.lit(' class="bulle"'))
+        .otherwise(pl.lit(""))
+    )
+    title = pl.concat_str(
+        text(pl.col("points")),
+        pl.lit(f" {w['points'].lower()}"),
+        pl.when(unfinished)
+        .then(pl.concat_str(pl.lit(" · "), pl.col("status").replace_strict(
+            w["deal_status"], default=pl.col("status"), return_dtype=pl.String)))
+        .otherwise(pl.lit("")),
+    )  # fmt: skip
+    # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
+    # tournament, player and deal, so the previous row is the player's previous deal or
+    # another player's
+    same = (pl.col("tournament_id") == pl.col("tournament_id").shift(1)) & (
+        pl.col("player_id") == pl.col("player_id").shift(1)
+    )
+    previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
+    gap = pl.col("deal_no") - previous - 1
+    empty = pl.lit("<td></td>")
+    cell = pl.concat_str(
+        pl.when(gap > 0).then(empty.repeat_by(gap).list.join("")).otherwise(pl.lit("")),
+        pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
+        num(pl.col("pct"), 1, lang), pl.lit("</td>"),
+    )  # fmt: skip
+    # a participant's cells in deal order, grouped before meeting the (fewer) participants
+    per_player = (
+        deals.lazy()
+        .sort("tournament_id", "player_id", "deal_no")
+        .with_columns(cell.alias("cell"))
+        .group_by("tournament_id", "player_id")
+        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
+        .join(participants.lazy().select("tournament_id", "player_id", "_order"),
+              on=["tournament_id", "player_id"])
+        .select("_order", "cell", "_last")
+        .collect()
+    )  # fmt: skip
+    name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
+    head = (
+        pl.when(pl.col("is_bot"))
+        .then(pl.concat_str(pl.lit('<tr class="bot"><th scope="row">'), name, pl.lit("</th>")))
+        .otherwise(
+            pl.concat_str(
+                pl.lit(f'<tr><th scope="row"><a href="{DEPTH_MONTH}'), escape(PLAYER_LINK),
+                pl.lit('">'), name, pl.lit("</a></th>"),
+            )
+        )
+    )  # fmt: skip
+    trailing = (pl.col("_n") - pl.col("_last").fill_null(0)).clip(0)
+    rows = (
+        participants.lazy()
+        .join(per_player.lazy(), on="_order", how="left")
+        .select(
+            "tournament_id",
+            "_order",
+            pl.concat_str(
+                head, pl.col("cell").fill_null(""),
+                pl.when(trailing > 0).then(empty.repeat_by(trailing).list.join(""))
+                .otherwise(pl.lit("")),
+                pl.lit("</tr>"),
+            ).alias("tr"),
+        )
+        .group_by("tournament_id")
+        .agg(pl.col("tr").sort_by("_order").str.join("\n"))
+        .collect()
+    )  # fmt: skip
+    return dict(rows.iter_rows())
+
+
+def player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
+                 previous):  # fmt: skip
+    """A page per player; one whose rows (20-deal results, months, tournaments) did not change
+    keeps its page."""
+    humans = results.filter(~pl.col("is_bot"))
+    has_blocks = blocks is not None and not blocks.is_empty()
+    fps = fingerprints("player_id", monthly, humans, *([blocks] if has_blocks else []))
+    reuse, todo = split_unchanged(fps, "player_id", PLAYER_LINK, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
+    keep = pl.col("player_id").is_in(todo["player_id"].implode())
+    monthly, humans = monthly.filter(keep), humans.filter(keep)
+    blocks = blocks.filter(keep) if has_blocks else None
+    players = set(fingerprint_of)
+    block_cols = [
+        Col(w["block_no"], text(pl.col("block_no")), num=True),
+        Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
+        Col(w["pct_cumul"], num(pl.col("pct_cumul"), 2, lang), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 2, lang), num=True),
+        Col(w["k"], text(pl.col("k")), num=True),
+        Col(w["in_window"], yes_no(pl.col("in_window"), w)),
+    ]
+    month_cols = [
+        Col(w["month"], pl.col("month"), href=pl.concat_str(
+            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")), th=True),
+        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
+        Col(w["wins"], text(pl.col("wins")), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+    ]  # fmt: skip
+    played_cols = [
+        Col(w["start"], local_time(pl.col("tournament_start"), timezone)),
+        Col(w["tournament"], pl.col("tournament_id"), href=TOURNAMENT_LINK, th=True),
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["points"], text(pl.col("points")), num=True),
+        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["winner"], yes_no(pl.col("is_winner"), w)),
+    ]
+    if has_blocks:
+        ordered_blocks = blocks.sort("player_id", "block_no")
+        block_bodies = bodies(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH)
+        curves = dict(
+            simultane_curves(ordered_blocks, w, lang, timezone, window_results).iter_rows()
+        )
+        latest = dict(
+            (p, (pa, rep, end))
+            for p, pa, rep, end in ordered_blocks.group_by("player_id")
+            .agg(
+                pl.col("pct_actuel").sort_by("block_no").last(),
+                pl.col("representative").sort_by("block_no").last(),
+                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
+                .sort_by("block_no")
+                .last(),
+            )
+            .iter_rows()
+        )
+        n_blocks = dict(ordered_blocks.group_by("player_id").len().iter_rows())
+    else:
+        block_bodies, curves, latest, n_blocks = {}, {}, {}, {}
+    month_bodies = bodies(monthly.sort("player_id", "month"), ["player_id"], month_cols,
+                          DEPTH_MONTH)  # fmt: skip
+    played = bodies(
+        humans.sort("player_id", "tournament_start", "tournament_id",
+                    descending=[False, True, True]),
+        ["player_id"], played_cols, DEPTH_MONTH,
+    )  # fmt: skip
+    legend = [
+        (IN_WINDOW, w["curve_legend_red"], "dot"),
+        (NEXT_TO_LEAVE, w["curve_legend_blue"], "dot"),
+        (OUT_OF_WINDOW, w["curve_legend_grey"], "dot"),
+        (PCT_ACTUEL, w["curve_legend_green"], "line"),
+    ]
+    for player in sorted(players):
+        pct_actuel, representative, as_of = latest.get(player, (None, None, None))
+        facts = [
+            (w["pct_actuel"], num_value(pct_actuel, 1, lang), None),
+            (w["representative"], w["yes"] if representative else w["no"], None),
+            (w["blocks"], str(n_blocks.get(player, 0)), None),
+        ]
+        if as_of:
+            facts.append((w["latest"], as_of, None))
+        sections: list[dict] = [{"kind": "facts", "items": facts}]
+        if player in curves:
+            sections.append({"kind": "chart", "h2": w["curve"], "svg": curves[player],
+                             "legend": legend, "id": "courbe"})  # fmt: skip
+            sections.append({
+                "kind": "table", "h2": w["blocks"], "caption": w["blocks"],
+                "cols": header(block_cols), "body": block_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        else:
+            sections.append({"kind": "text", "text": w["no_blocks"]})
+        if player in month_bodies:
+            sections.append({
+                "kind": "table", "h2": w["months"], "caption": w["months"],
+                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
+                "sorted": 0,
+            })  # fmt: skip
+        if player in played:
+            sections.append({
+                "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
+                "cols": header(played_cols), "body": played[player], "sortable": True,
+            })  # fmt: skip
+        yield Page(
+            paths.sim_player(paths.slug(player)),
+            f"{w['player']} {player}",
+            sections,
+            crumbs=[(w["home"], paths.INDEX), crumb],
+            fingerprint=fingerprint_of[player],
+        )

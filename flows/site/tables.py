@@ -1,0 +1,112 @@
+"""HTML tables built from columns: the `<tr>` of every row of every page of one kind comes
+from one Polars expression, then rows are grouped by page (`bodies`). Jinja renders the page
+around them (header, caption, the `<thead>` from the same column list).
+
+A column: its label, the text shown (escaped here), and optionally a link target (site-relative
+path), a sort key (`data-sort`, when the shown text does not sort by itself), a class
+expression, whether it is numeric (right-aligned, sorted as a number) and whether it is the
+row's header cell (`<th scope="row">`, the player or pair the row is about).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+from markupsafe import escape as html_escape
+
+from flows.site.fmt import escape
+
+
+@dataclass(frozen=True)
+class Col:
+    label: str
+    value: pl.Expr
+    num: bool = False
+    href: pl.Expr | None = None
+    sort: pl.Expr | None = None
+    cls: pl.Expr | None = None
+    th: bool = False
+    title: pl.Expr | None = None
+
+
+def _cell(col: Col, root: str) -> pl.Expr:
+    tag = "th" if col.th else "td"
+    opening: list[pl.Expr] = [pl.lit(f"<{tag}" + (' scope="row"' if col.th else ""))]
+    static = ["num"] if col.num else []
+    if col.cls is not None:
+        cls = pl.concat_str(
+            pl.lit(" ".join(static) + (" " if static else "")), col.cls.fill_null("")
+        ).str.strip_chars()
+        opening.append(
+            pl.when(cls != "").then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"'))).otherwise(
+                pl.lit("")
+            )
+        )
+    elif static:
+        opening.append(pl.lit(f' class="{" ".join(static)}"'))
+    if col.sort is not None:
+        opening.append(
+            pl.concat_str(pl.lit(' data-sort="'), escape(col.sort), pl.lit('"')).fill_null("")
+        )
+    if col.title is not None:
+        opening.append(
+            pl.concat_str(pl.lit(' title="'), escape(col.title), pl.lit('"')).fill_null("")
+        )
+    shown = escape(col.value).fill_null("–")
+    if col.href is not None:
+        link = pl.concat_str(pl.lit(f'<a href="{root}'), escape(col.href), pl.lit('">'), shown,
+                             pl.lit("</a>"))  # fmt: skip
+        shown = pl.when(col.href.is_not_null()).then(link).otherwise(shown)
+    return pl.concat_str(*opening, pl.lit(">"), shown, pl.lit(f"</{tag}>"))
+
+
+def row_html(cols: list[Col], root: str, row_cls: pl.Expr | None = None) -> pl.Expr:
+    """One `<tr>` per row of the frame; `root` prefixes links (the page's way to the site root)."""
+    start = pl.lit("<tr>")
+    if row_cls is not None:
+        start = (
+            pl.when(row_cls.fill_null("") != "")
+            .then(pl.concat_str(pl.lit('<tr class="'), row_cls, pl.lit('">')))
+            .otherwise(pl.lit("<tr>"))
+        )
+    return pl.concat_str(start, *[_cell(c, root) for c in cols], pl.lit("</tr>"))
+
+
+def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
+           row_cls: pl.Expr | None = None) -> dict:  # fmt: skip
+    """{key (tuple if several keys, else the value): the `<tbody>` rows of that page}, rows in
+    the frame's order."""
+    if frame.is_empty():
+        return {}
+    grouped = (
+        frame.lazy()
+        .with_row_index("_i")  # lazy queries need not keep row order: say it
+        .select("_i", *[pl.col(k) for k in keys], row_html(cols, root, row_cls).alias("_tr"))
+        .group_by(keys)
+        .agg(pl.col("_tr").sort_by("_i").str.join("\n"))
+        .collect()
+    )
+    key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
+    return dict(zip(key_values, grouped["_tr"].to_list(), strict=True))
+
+
+def header(cols: list[Col]) -> list[dict]:
+    """What the template needs for the `<thead>`."""
+    return [{"label": c.label, "num": c.num} for c in cols]
+
+
+def facts_html(items: list[tuple[str, pl.Expr, pl.Expr | None]], root: str) -> pl.Expr:
+    """The `<dl>` of facts at the top of a page, one per row (a page per row: a match).
+    A fact whose value is null is left out; a link target may be null (no link)."""
+    parts = []
+    for label, value, link in items:
+        shown = escape(value)
+        if link is not None:
+            shown = pl.when(link.is_not_null()).then(pl.concat_str(
+                pl.lit(f'<a href="{root}'), escape(link), pl.lit('">'), shown, pl.lit("</a>"),
+            )).otherwise(shown)  # fmt: skip
+        fact = pl.concat_str(pl.lit(f"<div><dt>{html_escape(label)}</dt><dd>"), shown,
+                             pl.lit("</dd></div>"))  # fmt: skip
+        parts.append(fact.fill_null(""))
+    return pl.concat_str(pl.lit('<dl class="facts">'), *parts, pl.lit("</dl>"))

@@ -1,0 +1,99 @@
+"""Fixtures of the site tests: the sample warehouse built by the real nightly (once per
+session), its site, a KOPS oracle event's pages, and a headless Chromium.
+
+Browser tests need the system's Chromium (`/usr/bin/chromium`; `.ci/run` installs it with apt
+when missing). Without it they are skipped and the session ends with one line saying why.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from site_support import CHROMIUM, CHROMIUM_ARGS, KOPS_EVENT, SAMPLE, SKIP_BROWSER, oracle_dir
+
+from flows import cli
+from flows.nightly import nightly
+from flows.settings import Settings
+from flows.site import build_site
+from flows.storage.warehouse import Warehouse
+
+
+def pytest_collection_modifyitems(config, items):
+    if SKIP_BROWSER is None:
+        return
+    marker = pytest.mark.skip(reason=f"browser tests skipped: {SKIP_BROWSER}")
+    skipped = [item for item in items if "browser" in item.fixturenames]
+    for item in skipped:
+        item.add_marker(marker)
+    config._duplirank_browser_skipped = len(skipped)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    count = getattr(config, "_duplirank_browser_skipped", 0)
+    if count:
+        terminalreporter.write_line(f"{count} browser tests skipped: {SKIP_BROWSER}", yellow=True)
+
+
+@pytest.fixture(scope="session")
+def site_warehouse(harness, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("site-wh")
+    nightly(Settings(warehouse=root, landing=SAMPLE))
+    return root
+
+
+@pytest.fixture(scope="session")
+def sample_site(site_warehouse, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(Warehouse(site_warehouse).scan, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def kops_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("kops") / "pages"
+    source = oracle_dir(KOPS_EVENT) / "results.jsonl"
+    assert cli.main(["score", str(source), "--format", "html", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def chromium(site_warehouse):
+    """Chromium for the session. Playwright's sync API runs an event loop in this thread:
+    the sample warehouse (a Prefect flow) is built before it starts."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """A fresh page whose every request is recorded; any request not to file:// is aborted
+    (and recorded, so a test can assert there was none)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+
+    def route(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.outside_requests = outside
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.js_errors = errors
+    yield page
+    context.close()
+
+
+def copy_site(site: Path, to: Path) -> Path:
+    shutil.copytree(site, to)
+    return to
