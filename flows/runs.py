@@ -9,6 +9,7 @@ transaction and publishes once, at the end (`Warehouse.run`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -63,6 +64,7 @@ class Summary:
     rebuilt: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     published: bool = False
     rescoring: bool = True  # False for `duplirank ingest` (the next nightly rescores)
+    site: str | None = None  # what the results site rebuild did
 
     def text(self) -> str:
         lines = []
@@ -74,6 +76,8 @@ class Summary:
         if self.rescoring and not any(self.rebuilt.values()):
             lines.append("no partition to rescore")
         lines.append("published a new version" if self.published else "nothing new to publish")
+        if self.site:
+            lines.append(self.site)
         return "\n".join(lines)
 
 
@@ -120,7 +124,9 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
         raise UserError(f"landing folder {landing} does not exist")
     summary = Summary(new_run_id())
     wh = Warehouse(settings.warehouse)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+    site = functools.partial(publish_site, wh, settings, summary)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
+                after_publish=site) as tx:  # fmt: skip
         ctx = StepContext(settings, summary.run_id, as_of)
         with progress.stage("ingest", unit="files") as bar:
             summary.ingest, ops = runner.ingest(ctx)
@@ -145,7 +151,9 @@ def backfill_run(
     hold a record published in those months, whatever the settings)."""
     summary = Summary(new_run_id())
     wh = Warehouse(settings.warehouse)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+    site = functools.partial(publish_site, wh, settings, summary)
+    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
+                after_publish=site) as tx:  # fmt: skip
         ctx = StepContext(settings, summary.run_id, as_of)
         plan = backfill_partitions(ctx, first, last)
         if not any(plan.values()):
@@ -154,6 +162,29 @@ def backfill_run(
         tx.extend(ops)
         summary.published = bool(tx.ops)
     return summary
+
+
+def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
+    """Rebuild `<warehouse>/site/` from the new publication (staged, then swapped; only the
+    pages whose data changed are rewritten). A failure is reported, never unpublishes the
+    tables: the next run rebuilds the site."""
+    if not settings.site.enabled:
+        return
+    from flows.site import publish_site as build
+
+    try:
+        with progress.stage("site"):
+            report = build(
+                wh.scan, wh.root / "site", settings.site.lang, timezone=settings.timezone,
+                window_results=settings.simultane.window_results,
+            )  # fmt: skip
+        summary.site = report.text()
+    except Exception as err:  # noqa: BLE001 — the tables are published; the site waits
+        from flows import runlog
+
+        runlog.logger.exception("the results site was not rebuilt")
+        summary.site = f"results site not rebuilt: {type(err).__name__}: {err}"
+        progress.note(summary.site)
 
 
 def ingest_run(

@@ -31,6 +31,7 @@ from pydantic_settings import (
 
 from flows.errors import UserError
 from flows.ingest.options import IngestOptions
+from flows.site.options import SiteOptions
 from flows.query import SqlLimits
 from flows.runlog import log_dir
 from transforms.face_a_face.options import FaceAFaceOptions
@@ -71,6 +72,7 @@ class Settings(BaseSettings):
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
     sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
     ingest: IngestOptions = IngestOptions()
+    site: SiteOptions = SiteOptions()  # the results site every nightly/backfill rebuilds
 
     @classmethod
     def settings_customise_sources(

@@ -198,10 +198,11 @@ class Warehouse:
     # ------------------------------------------------------------------ running
     @contextlib.contextmanager
     def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
-            hooks=None) -> Iterator[Transaction]:  # fmt: skip
+            hooks=None, after_publish=None) -> Iterator[Transaction]:  # fmt: skip
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
-        exit its operations are published in one commit, then old files are collected. On an
-        exception nothing is published and nothing is deleted."""
+        exit its operations are published in one commit, then old files are collected and
+        `after_publish()` runs (still under the lock: e.g. the results site of the new
+        publication). On an exception nothing is published and nothing is deleted."""
         if "," in str(self.root):
             raise UserError(
                 f"the warehouse path {self.root} contains a comma, which DuckDB's "
@@ -219,6 +220,8 @@ class Warehouse:
                     with progress.stage("publish"):
                         tx.commit()
                         collect_garbage(self, retention_days)
+                    if after_publish is not None:
+                        after_publish()
             finally:
                 tx.discard_staging()
 

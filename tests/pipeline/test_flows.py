@@ -260,3 +260,16 @@ def test_chart_of_a_player_from_the_published_blocks(sample_warehouse, tmp_path,
     argv[3] = "nobody"
     assert cli.main([*argv, "--warehouse", str(sample_warehouse)]) == 2
     assert "no results for player nobody" in capsys.readouterr().err
+
+
+def test_the_nightly_publishes_the_results_site_with_its_tables(sample_warehouse, tmp_path):
+    """Every publication rebuilds <warehouse>/site/ from its tables; a run with nothing new
+    publishes nothing and leaves the site as it is."""
+    index = sample_warehouse / "site" / "index.html"
+    assert index.exists() and "Simultané" in index.read_text()
+    copy = tmp_path / "again"
+    shutil.copytree(sample_warehouse, copy, symlinks=True)
+    before = {p: p.stat().st_mtime_ns for p in (copy / "site").rglob("*.html")}
+    summary = nightly_run(Settings(warehouse=copy, landing=SAMPLE))
+    assert not summary.published and summary.site is None
+    assert {p: p.stat().st_mtime_ns for p in (copy / "site").rglob("*.html")} == before
