@@ -31,9 +31,9 @@ from pydantic_settings import (
 
 from flows.errors import UserError
 from flows.ingest.options import IngestOptions
-from flows.site.options import SiteOptions
 from flows.query import SqlLimits
 from flows.runlog import log_dir
+from flows.site.options import SiteOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.option_checks import OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
