@@ -9,7 +9,6 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.nightly import nightly
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
@@ -62,13 +61,6 @@ def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
         )
         out[table] = frame.sort(frame.columns, nulls_last=True)
     return out
-
-
-@pytest.fixture(scope="session")
-def sample_warehouse(harness, tmp_path_factory):
-    root = tmp_path_factory.mktemp("wh")
-    nightly(Settings(warehouse=root, landing=SAMPLE))
-    return root
 
 
 def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys):
