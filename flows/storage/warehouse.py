@@ -36,7 +36,7 @@ import polars as pl
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
-from flows.storage.store import POINTER, LocalStore, safe_path
+from flows.storage.store import POINTER, STAGING, LocalStore, safe_path
 
 PUBLICATIONS = "_publications"
 MANIFEST = "manifest.json"
@@ -224,6 +224,9 @@ class Warehouse:
                         after_publish()
             finally:
                 tx.discard_staging()
+                # every step's staging folder of this run (we hold the lock: nothing else
+                # stages here), also after a failure (a full disk must not stay full)
+                self.store.delete_tree(STAGING)
 
     def transaction(self, run_id: str) -> Transaction:
         return Transaction(self, run_id)
