@@ -51,6 +51,7 @@ class SiteReport:
     written: int = 0
     reused: int = 0
     seconds: float = 0.0
+    phases: dict = field(default_factory=dict)  # seconds of each step of the build
     written_paths: list[str] = field(default_factory=list, repr=False)
 
     def text(self) -> str:
