@@ -76,8 +76,14 @@ def ff_month_matches(month: str) -> str:
     return f"face-a-face/{month}/matches.html"
 
 
-def ff_match(match_slug: str) -> str:
-    return f"face-a-face/matches/{match_slug}.html"
+def ff_match_day(day: str) -> str:
+    """The matches of a day (YYYY-MM-DD, in the platform's time zone), each a section
+    `#m-<match slug>` (`ff_match_anchor`)."""
+    return f"face-a-face/matches/{day}.html"
+
+
+def ff_match_anchor(match_slug: str) -> str:
+    return f"m-{match_slug}"
 
 
 def ff_player(player_slug: str) -> str:

@@ -255,13 +255,15 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
         .then(pl.lit(' class="bulle"'))
         .otherwise(pl.lit(""))
     )
+    # the words of a status, looked up once per distinct status (3.5 M cells in a month)
+    statuses = deals["status"].drop_nulls().unique().to_list()
+    why = {s: "" if s == "finished" else f" · {w['deal_status'].get(s, s)}" for s in statuses}
     title = pl.concat_str(
         text(pl.col("points")),
         pl.lit(f" {w['points'].lower()}"),
-        pl.when(unfinished)
-        .then(pl.concat_str(pl.lit(" · "), pl.col("status").replace_strict(
-            w["deal_status"], default=pl.col("status"), return_dtype=pl.String)))
-        .otherwise(pl.lit("")),
+        pl.col("status").replace_strict(why, default="", return_dtype=pl.String)
+        if why else pl.lit(""),
+        ignore_nulls=True,
     )  # fmt: skip
     # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
     # tournament, player and deal, so the previous row is the player's previous deal or
@@ -270,10 +272,14 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
         pl.col("player_id") == pl.col("player_id").shift(1)
     )
     previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
-    gap = pl.col("deal_no") - previous - 1
-    empty = pl.lit("<td></td>")
+    most = int(deals["deal_no"].max() or 0) + 1
+    empties = {n: "<td></td>" * n for n in range(most + 1)}  # n empty cells, looked up
+
+    def empty_cells(n: pl.Expr) -> pl.Expr:
+        return n.clip(0, most).replace_strict(empties, return_dtype=pl.String)
+
     cell = pl.concat_str(
-        pl.when(gap > 0).then(empty.repeat_by(gap).list.join("")).otherwise(pl.lit("")),
+        empty_cells(pl.col("deal_no") - previous - 1),
         pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
         num(pl.col("pct"), 1, lang), pl.lit("</td>"),
     )  # fmt: skip
@@ -300,7 +306,7 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
             )
         )
     )  # fmt: skip
-    trailing = (pl.col("_n") - pl.col("_last").fill_null(0)).clip(0)
+    trailing = pl.col("_n").fill_null(0) - pl.col("_last").fill_null(0)
     rows = (
         participants.lazy()
         .join(per_player.lazy(), on="_order", how="left")
@@ -308,10 +314,7 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
             "tournament_id",
             "_order",
             pl.concat_str(
-                head, pl.col("cell").fill_null(""),
-                pl.when(trailing > 0).then(empty.repeat_by(trailing).list.join(""))
-                .otherwise(pl.lit("")),
-                pl.lit("</tr>"),
+                head, pl.col("cell").fill_null(""), empty_cells(trailing), pl.lit("</tr>"),
             ).alias("tr"),
         )
         .group_by("tournament_id")

@@ -39,9 +39,9 @@ def _cell(col: Col, root: str) -> pl.Expr:
             pl.lit(" ".join(static) + (" " if static else "")), col.cls.fill_null("")
         ).str.strip_chars()
         opening.append(
-            pl.when(cls != "").then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"'))).otherwise(
-                pl.lit("")
-            )
+            pl.when(cls != "")
+            .then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"')))
+            .otherwise(pl.lit(""))
         )
     elif static:
         opening.append(pl.lit(f' class="{" ".join(static)}"'))
@@ -79,7 +79,16 @@ def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
     the frame's order."""
     if frame.is_empty():
         return {}
-    grouped = (
+    grouped = bodies_frame(frame, keys, cols, root, row_cls)
+    key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
+    return dict(zip(key_values, grouped["_tr"].to_list(), strict=True))
+
+
+def bodies_frame(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
+                 row_cls: pl.Expr | None = None) -> pl.DataFrame:  # fmt: skip
+    """`bodies` as a frame: the keys and `_tr`, the `<tbody>` rows of each key in the frame's
+    order (to be put in pages on whole columns too)."""
+    return (
         frame.lazy()
         .with_row_index("_i")  # lazy queries need not keep row order: say it
         .select("_i", *[pl.col(k) for k in keys], row_html(cols, root, row_cls).alias("_tr"))
@@ -87,8 +96,6 @@ def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
         .agg(pl.col("_tr").sort_by("_i").str.join("\n"))
         .collect()
     )
-    key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
-    return dict(zip(key_values, grouped["_tr"].to_list(), strict=True))
 
 
 def header(cols: list[Col]) -> list[dict]:

@@ -49,8 +49,15 @@ def test_every_page_of_the_sample_is_built(sample_site, site_warehouse):
         assert (sample_site / f"simultane/joueurs/{player}.html").is_file()
     for tid in set(published(site_warehouse, "simultane_tournament_results")["tournament_id"]):
         assert (sample_site / f"simultane/tournois/{tid}.html").is_file()
-    for mid in set(published(site_warehouse, "ff_matches")["match_id"]):
-        assert (sample_site / f"face-a-face/matches/{mid}.html").is_file()
+    # each match: a section of the page of its day (local time), linked as `…#m-<id>`
+    when = pl.coalesce("started_at", "created_at").dt.convert_time_zone("Europe/Paris")
+    matches = published(site_warehouse, "ff_matches").select(
+        "match_id", day=when.dt.strftime("%Y-%m-%d")
+    )
+    assert matches["day"].n_unique() > 1
+    for day, ids in matches.group_by("day").agg("match_id").iter_rows():
+        html = (sample_site / f"face-a-face/matches/{day}.html").read_text()
+        assert sorted(re.findall(r'<article class="match" id="m-([^"]+)"', html)) == sorted(ids)
     standings = published(site_warehouse, "bridge_standings")
     boards = published(site_warehouse, "bridge_board_results")
     for event, pair in standings.select("event_id", "pair").iter_rows():
@@ -71,6 +78,8 @@ def test_every_link_of_every_page_is_a_file_of_the_site(sample_site):
             assert not re.match(r"^[a-z]+:|^//", href), (page, href)  # relative links only
             target = (page.parent / href.split("#")[0].split("?")[0]).resolve()
             assert target.is_file() and sample_site.resolve() in target.parents, (page, href)
+            if "#" in href:  # a section of a page: its anchor is there
+                assert f'id="{href.split("#")[1]}"' in target.read_text(), (page, href)
 
 
 def test_monthly_ranking_page_shows_the_published_ranking(sample_site, site_warehouse):
@@ -327,9 +336,9 @@ def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
             assert (page.parent / href.split("?")[0]).resolve().is_file(), (page, href)
 
 
-def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_site,
-                                                                         site_warehouse,
-                                                                         tmp_path):  # fmt: skip
+def test_a_day_of_matches_whose_rows_changed_is_made_again_the_others_are_linked(
+    sample_site, site_warehouse, tmp_path
+):
     wh = Warehouse(site_warehouse)
     deals = wh.scan("ff_deal_results").collect()
     match = deals["match_id"].sort()[0]
@@ -344,12 +353,17 @@ def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_s
         return wh.scan(name)
 
     report = build_site(read_table, tmp_path / "next", previous=sample_site)
-    page = f"face-a-face/matches/{match}.html"
-    assert page in report.written_paths
-    assert '<td class="num">97</td>' in (tmp_path / "next" / page).read_text()
-    others = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
-    assert others == [page]  # the other matches: linked without being made again
-    other = next(p for p in (sample_site / "face-a-face/matches").iterdir() if p.stem != match)
+    days = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
+    assert len(days) == 1  # the day of that match; the other days: linked, not made again
+    html = (tmp_path / "next" / days[0]).read_text()
+    section = html.split(f'id="m-{match}"')[1].split("</article>")[0]
+    assert '<th scope="row" class="num">1</th><td>' in section
+    assert re.search(r'<th scope="row" class="num">1</th>(<td[^>]*>[^<]*</td>){4}'
+                     r'<td class="num">97</td>', section)  # fmt: skip
+    assert '<td class="num">97</td>' not in (sample_site / days[0]).read_text().split(
+        f'id="m-{match}"')[1].split("</article>")[0]  # fmt: skip
+    other = next(p for p in (sample_site / "face-a-face/matches").iterdir()
+                 if p.name != days[0].rsplit("/", 1)[1])  # fmt: skip
     linked = tmp_path / "next/face-a-face/matches" / other.name
     assert os.stat(linked).st_ino == os.stat(other).st_ino
 
@@ -357,8 +371,9 @@ def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_s
 def test_pages_are_made_again_when_what_surrounds_their_rows_changes(sample_site,
                                                                      site_warehouse,
                                                                      tmp_path):  # fmt: skip
-    """The rows of a match did not change, but the navigation of every page did (November's
-    bridge events are gone): the match pages are made again, not linked."""
+    """The rows of the matches did not change, but the navigation of every page did
+    (November's bridge events are gone): the pages of the days of matches are made again, not
+    linked."""
     wh = Warehouse(site_warehouse)
 
     def read_table(name):
