@@ -33,13 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
-from flows.synthetic.files import generate  # noqa: E402
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.settings import Settings  # noqa: E402
 from flows.site import build_site, publish_site  # noqa: E402
 from flows.site.options import SiteOptions  # noqa: E402
 from flows.storage.warehouse import Warehouse  # noqa: E402
-
+from flows.synthetic.files import generate  # noqa: E402
 
 LOADS: dict[str, float] = {}
 CPU: dict[str, float] = {}

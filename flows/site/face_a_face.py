@@ -16,7 +16,15 @@ from flows.site.html import thead
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import elo_curves
-from flows.site.tables import Col, bodies, bodies_frame, facts_html, header
+from flows.site.tables import (
+    Col,
+    bodies,
+    bodies_frame,
+    facts_html,
+    header,
+    live_rank,
+    rank_cell,
+)
 
 DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
 BOT = "BOT"
@@ -120,7 +128,8 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
         Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
         Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
     ]
-    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH)
+    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH,
+                      row_id=paths.player_row_anchor_expr())  # fmt: skip
     m_cols = match_cols(w, lang, timezone)
     match_bodies = bodies(matches, ["month"], m_cols, DEPTH)
     counts = dict(matches.group_by("month").len().iter_rows())
@@ -284,6 +293,8 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
         matches.with_columns(player_id=pl.col("player_b")),
     ]).filter(pl.col("player_id") != BOT)  # fmt: skip
     has_elo = elo is not None and not elo.is_empty()
+    latest = ranking["month"].max()
+    ranking = live_rank(ranking, "rank", latest)  # shown, and fingerprinted, without it
     players = pl.concat([sides["player_id"], ranking["player_id"]]).unique()
     fps = fingerprints("player_id", sides, ranking, *([elo] if has_elo else [])).filter(
         pl.col("player_id").is_in(players.implode())
@@ -303,7 +314,8 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")), th=True),
-        Col(w["rank"], text(pl.col("rank")), num=True),
+        rank_cell(w, "rank", latest, pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html"))),
         Col(w["points"], num(pl.col("points"), 2, lang), num=True),
         Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
         # the month's list of matches, filtered on the player ("all matches played by Ben")

@@ -86,6 +86,11 @@ def ff_match_anchor(match_slug: str) -> str:
     return f"m-{match_slug}"
 
 
+def player_row_anchor_expr(column: str = "player_id") -> pl.Expr:
+    """The anchor of a player's row in a monthly ranking: `p-<player slug>`."""
+    return pl.concat_str(pl.lit("p-"), slug_expr(column))
+
+
 def ff_player(player_slug: str) -> str:
     return f"face-a-face/joueurs/{player_slug}.html"
 

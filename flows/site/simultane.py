@@ -14,7 +14,7 @@ from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, ye
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import simultane_curves
-from flows.site.tables import Col, bodies, header
+from flows.site.tables import Col, bodies, header, live_rank, rank_cell
 
 DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
 PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
@@ -100,7 +100,8 @@ def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
         Col(w["representative"], yes_no(pl.col("representative"), w)),
     ]
     ranking = monthly.sort("month", "rank_indice", "player_id", nulls_last=True)
-    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH)
+    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH,
+                             row_id=paths.player_row_anchor_expr())  # fmt: skip
     t_bodies = bodies(tournaments, ["month"], _tournament_cols(w), DEPTH_MONTH)
     days_by_month: dict[str, list[str]] = {}
     if daily is not None:
@@ -330,6 +331,8 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     keeps its page."""
     humans = results.filter(~pl.col("is_bot"))
     has_blocks = blocks is not None and not blocks.is_empty()
+    latest = monthly["month"].max()
+    monthly = live_rank(monthly, "rank_indice", latest)  # shown, and fingerprinted, without it
     fps = fingerprints("player_id", monthly, humans, *([blocks] if has_blocks else []))
     reuse, todo = split_unchanged(fps, "player_id", PLAYER_LINK, previous)
     yield from reuse
@@ -349,7 +352,8 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")), th=True),
-        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        rank_cell(w, "rank_indice", latest, pl.concat_str(
+            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))),
         Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
         Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),

@@ -85,12 +85,14 @@ def test_every_link_of_every_page_is_a_file_of_the_site(sample_site):
 def test_monthly_ranking_page_shows_the_published_ranking(sample_site, site_warehouse):
     monthly = published(site_warehouse, "simultane_monthly").filter(pl.col("month") == "2026-11")
     html = (sample_site / "simultane/2026-11/index.html").read_text()
-    rows = re.findall(r'<tr><td class="num">(\d+)</td><th scope="row"><a href="[^"]+">([^<]+)'
-                      r'</a></th><td class="num">([\d,]+)</td>', html)  # fmt: skip
+    rows = re.findall(r'<tr id="p-([^"]+)"><td class="num">(\d+)</td><th scope="row">'
+                      r'<a href="[^"]+">([^<]+)</a></th><td class="num">([\d,]+)</td>',
+                      html)  # fmt: skip
     expected = monthly.sort("rank_indice", "player_id").select(
-        pl.col("rank_indice").cast(pl.String), "player_id", num(pl.col("indice"), 2, "fr")
-    )
-    assert rows == expected.rows()
+        "player_id", pl.col("rank_indice").cast(pl.String), pl.col("player_id").alias("p"),
+        num(pl.col("indice"), 2, "fr").alias("shown"),
+    )  # fmt: skip
+    assert rows == expected.rows()  # each row with its anchor (players' pages link to it)
     assert 'lang="fr"' in html and "Indice" in html and "% actuel" in html
 
 
@@ -409,3 +411,39 @@ def test_a_player_whose_window_moved_gets_a_new_curve(sample_site, site_warehous
     fills = re.findall(r'<circle class="point"[^>]* fill="(\w+)"',
                        (tmp_path / "next" / page).read_text())  # fmt: skip
     assert fills[0] == "grey" and set(fills[1:]) == {"red"}
+
+
+def test_ranks_moving_in_the_latest_month_rewrite_the_rankings_not_the_players_pages(
+    sample_site, site_warehouse, tmp_path
+):
+    """Others played: every rank of the month in progress moved, no player's own results did.
+    The month's rankings are made again; the players' pages are linked, not made (they show
+    that month's rank as a link to the player's row of the ranking, earlier months' ranks as
+    numbers)."""
+    wh = Warehouse(site_warehouse)
+    moved = {"simultane_monthly": "rank_indice", "ff_monthly_ranking": "rank"}
+
+    def read_table(name):
+        frame = wh.scan(name)
+        if name in moved:
+            rank = moved[name]
+            return frame.with_columns(
+                pl.when(pl.col("month") == "2026-11").then(pl.col(rank) + 1)
+                .otherwise(pl.col(rank)).alias(rank)
+            )  # fmt: skip
+        return frame
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert {"simultane/2026-11/index.html", "face-a-face/2026-11/index.html"} <= set(
+        report.written_paths
+    )
+    assert [p for p in report.written_paths if "/joueurs/" in p] == []
+    monthly = published(site_warehouse, "simultane_monthly")
+    player = monthly.filter(pl.col("month") == "2026-10").sort("rank_indice")[0, "player_id"]
+    assert player in set(monthly.filter(pl.col("month") == "2026-11")["player_id"])
+    html = (tmp_path / "next" / f"simultane/joueurs/{player}.html").read_text()
+    assert (f'<a href="../../simultane/2026-11/index.html#p-{player}">voir le classement</a>'
+            in html)  # fmt: skip
+    assert '<td class="num">1</td>' in html.split("2026-10</a></th>")[1].split("</tr>")[0]
+    ranking = (tmp_path / "next/simultane/2026-11/index.html").read_text()
+    assert f'<tr id="p-{player}">' in ranking
