@@ -112,7 +112,7 @@ def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_resul
     )
     yield from _timed("face_a_face", face_a_face.pages(tables, words, lang, timezone, previous),
                       phases)  # fmt: skip
-    yield from _timed("bridge", bridge.pages(tables, words, lang), phases)
+    yield from _timed("bridge", bridge.pages(tables, words, lang, previous), phases)
 
 
 def _timed(label: str, items, phases: dict):

@@ -447,3 +447,39 @@ def test_ranks_moving_in_the_latest_month_rewrite_the_rankings_not_the_players_p
     assert '<td class="num">1</td>' in html.split("2026-10</a></th>")[1].split("</tr>")[0]
     ranking = (tmp_path / "next/simultane/2026-11/index.html").read_text()
     assert f'<tr id="p-{player}">' in ranking
+
+
+def test_only_the_bridge_events_whose_rows_changed_are_made_again(
+    sample_site, site_warehouse, tmp_path, monkeypatch
+):
+    from flows.site import bridge
+
+    wh = Warehouse(site_warehouse)
+    boards = wh.scan("bridge_board_results").collect()
+    events = sorted(boards["event_id"].unique().to_list())
+    assert len(events) > 1
+    changed = events[0]
+    made: list[str] = []
+    event_pages = bridge.event_pages
+
+    def recording(standings, *args):
+        made.extend(standings["event_id"].unique().to_list())
+        return event_pages(standings, *args)
+
+    monkeypatch.setattr(bridge, "event_pages", recording)
+
+    def read_table(name):
+        if name == "bridge_board_results":  # one table of one board of one event re-keyed
+            first = (pl.col("event_id") == changed) & (pl.int_range(pl.len()) == 0)
+            return boards.with_columns(
+                contract=pl.when(first).then(pl.lit("7NT")).otherwise(pl.col("contract"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert made == [changed]  # the other events: linked without being made
+    written = [p for p in report.written_paths if p.startswith("bridge/tournois/")]
+    assert written and all(p.startswith(f"bridge/tournois/{changed}/") for p in written)
+    assert report.pages == len(list((tmp_path / "next").rglob("*.html")))
+    again = build_site(wh.scan, tmp_path / "back", previous=tmp_path / "next")
+    assert sorted(p for p in again.written_paths if p.startswith("bridge/")) == written
