@@ -68,7 +68,7 @@ def pages(t: dict, w: dict, lang: str, timezone: str,
         .fill_null(pl.col("month"))
         .fill_null("undated"),
     ).sort("when", "match_id")
-    yield from month_pages(ranking, matches, months, w, lang, timezone)
+    yield from month_pages(ranking, matches, months, w, lang, timezone, previous)
     yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
     yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb, previous)
 
@@ -118,7 +118,23 @@ def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
     ]  # fmt: skip
 
 
-def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
+def month_pages(ranking, matches, months, w, lang, timezone,
+                previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """The ranking and the list of all matches of each month; a month whose rows (ranking,
+    matches) did not change keeps both pages (a past month, most nights)."""
+    fps = dict(fingerprints("month", ranking, matches.filter(pl.col("month").is_not_null()))
+               .iter_rows())  # fmt: skip
+    todo = []
+    for month in months:
+        both = (paths.ff_month(month), paths.ff_month_matches(month))
+        if all(previous.unchanged(page, fps[month]) for page in both):
+            yield from (Reuse(page, fps[month]) for page in both)
+        else:
+            todo.append(month)
+    if not todo:
+        return
+    keep = pl.col("month").is_in(pl.Series(todo, dtype=pl.String).implode())
+    ranking, matches, months = ranking.filter(keep), matches.filter(keep), todo
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_link("player_id"), th=True),
@@ -164,6 +180,7 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
                 },
             ],  # fmt: skip
             crumbs=crumbs,
+            fingerprint=fps[month],
         )
         yield Page(
             paths.ff_month_matches(month),
@@ -187,6 +204,7 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
                 },
             ],  # fmt: skip
             crumbs=crumbs + [(w["face_a_face"] + " " + name, paths.ff_month(month))],
+            fingerprint=fps[month],
         )
 
 

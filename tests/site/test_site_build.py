@@ -483,3 +483,27 @@ def test_only_the_bridge_events_whose_rows_changed_are_made_again(
     assert report.pages == len(list((tmp_path / "next").rglob("*.html")))
     again = build_site(wh.scan, tmp_path / "back", previous=tmp_path / "next")
     assert sorted(p for p in again.written_paths if p.startswith("bridge/")) == written
+
+
+def test_a_past_month_whose_ranking_changed_is_made_again(sample_site, site_warehouse, tmp_path):
+    """Month pages keep their page when their rows did not change: a change in a past month
+    (a backfill) must still reach its ranking, and only its pages."""
+    wh = Warehouse(site_warehouse)
+    ranking = wh.scan("ff_monthly_ranking").collect()
+    player = ranking.filter(pl.col("month") == "2026-10").sort("rank")[0, "player_id"]
+
+    def read_table(name):
+        if name == "ff_monthly_ranking":
+            return ranking.with_columns(
+                points=pl.when((pl.col("month") == "2026-10") & (pl.col("player_id") == player))
+                .then(pl.lit(12345.0))
+                .otherwise(pl.col("points"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert set(report.written_paths) == {
+        "face-a-face/2026-10/index.html",
+        f"face-a-face/joueurs/{player}.html",
+    }
+    assert "12345,00" in (tmp_path / "next/face-a-face/2026-10/index.html").read_text()
