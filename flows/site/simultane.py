@@ -267,11 +267,9 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
         ignore_nulls=True,
     )  # fmt: skip
     # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
-    # tournament, player and deal, so the previous row is the player's previous deal or
-    # another player's
-    same = (pl.col("tournament_id") == pl.col("tournament_id").shift(1)) & (
-        pl.col("player_id") == pl.col("player_id").shift(1)
-    )
+    # participant (`_order`, an integer: cheaper to sort than two ids) and deal, so the
+    # previous row is the player's previous deal or another participant's
+    same = pl.col("_order") == pl.col("_order").shift(1)
     previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
     most = int(deals["deal_no"].max() or 0) + 1
     empties = {n: "<td></td>" * n for n in range(most + 1)}  # n empty cells, looked up
@@ -287,13 +285,12 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
     # a participant's cells in deal order, grouped before meeting the (fewer) participants
     per_player = (
         deals.lazy()
-        .sort("tournament_id", "player_id", "deal_no")
-        .with_columns(cell.alias("cell"))
-        .group_by("tournament_id", "player_id")
-        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
         .join(participants.lazy().select("tournament_id", "player_id", "_order"),
               on=["tournament_id", "player_id"])
-        .select("_order", "cell", "_last")
+        .sort("_order", "deal_no")
+        .with_columns(cell.alias("cell"))
+        .group_by("_order")
+        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
         .collect()
     )  # fmt: skip
     name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
