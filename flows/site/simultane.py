@@ -38,9 +38,9 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
     blocks = t["simultane_blocks"]
     crumb = (w["simultane"], paths.sim_month(months[-1]))
     tournaments = tournament_summary(results, deals, timezone)
-    yield from month_pages(monthly, tournaments, daily, w, lang)
+    yield from month_pages(monthly, tournaments, daily, w, lang, previous)
     if daily is not None:
-        yield from day_pages(daily, tournaments, w, lang, crumb)
+        yield from day_pages(daily, tournaments, w, lang, crumb, previous)
     yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
     yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
                             previous)  # fmt: skip
@@ -88,7 +88,23 @@ def _tournament_cols(w: dict) -> list[Col]:
     ]  # fmt: skip
 
 
-def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
+def month_pages(monthly, tournaments, daily, w, lang,
+                previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """A page per month (ranking, days, tournaments); a month whose rows did not change keeps
+    its page (a past month, most nights)."""
+    days = (
+        daily.select(pl.col("date").cast(pl.String).str.slice(0, 7).alias("month"), "date")
+        .unique() if daily is not None else None
+    )  # fmt: skip
+    shown = pl.concat([monthly["month"], tournaments["month"]]).drop_nulls().unique()
+    fps = fingerprints("month", monthly, tournaments, *([days] if days is not None else []))
+    link = pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))
+    reuse, todo = split_unchanged(fps.filter(pl.col("month").is_in(shown.implode())), "month",
+                                  link, previous)  # fmt: skip
+    yield from reuse
+    fingerprint_of = dict(todo.select("month", "fingerprint").iter_rows())
+    keep = pl.col("month").is_in(todo["month"].implode())
+    monthly, tournaments = monthly.filter(keep), tournaments.filter(keep)
     cols = [
         Col(w["rank"], text(pl.col("rank_indice")), num=True),
         Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
@@ -136,10 +152,24 @@ def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
             f"{w['simultane']} — {month_name(month, lang)}",
             sections,
             crumbs=[(w["home"], paths.INDEX)],
+            fingerprint=fingerprint_of[month],
         )
 
 
-def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
+def day_pages(daily, tournaments, w, lang, crumb,
+              previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """A page per day (the month's standings that evening, the day's tournaments); a past day
+    keeps its page."""
+    daily = daily.with_columns(day=pl.col("date").cast(pl.String))
+    tournaments = tournaments.filter(pl.col("day").is_in(daily["day"].unique().implode()))
+    fps = fingerprints("day", daily, tournaments)
+    link = pl.concat_str(pl.lit("simultane/"), pl.col("day").str.slice(0, 7), pl.lit("/"),
+                         pl.col("day"), pl.lit(".html"))  # fmt: skip
+    reuse, todo = split_unchanged(fps, "day", link, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
+    keep = pl.col("day").is_in(todo["day"].implode())
+    daily, tournaments = daily.filter(keep), tournaments.filter(keep)
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
@@ -150,7 +180,6 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
     ]
     standings = (
         daily.with_columns(
-            day=pl.col("date").cast(pl.String),
             rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
         )
         .sort("day", "rank", "player_id")
@@ -172,6 +201,7 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
             ],  # fmt: skip
             crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
                                                       paths.sim_month(month))],
+            fingerprint=fingerprint_of[day],
         )
 
 

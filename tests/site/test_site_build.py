@@ -507,3 +507,26 @@ def test_a_past_month_whose_ranking_changed_is_made_again(sample_site, site_ware
         f"face-a-face/joueurs/{player}.html",
     }
     assert "12345,00" in (tmp_path / "next/face-a-face/2026-10/index.html").read_text()
+
+
+def test_a_day_whose_standings_changed_is_made_again_the_other_days_are_linked(
+    sample_site, site_warehouse, tmp_path
+):
+    wh = Warehouse(site_warehouse)
+    daily = wh.scan("simultane_daily").collect()
+    day = daily["date"].min()
+    player = daily.filter(pl.col("date") == day)[0, "player_id"]
+
+    def read_table(name):
+        if name == "simultane_daily":
+            return daily.with_columns(
+                indice=pl.when((pl.col("date") == day) & (pl.col("player_id") == player))
+                .then(pl.lit(99.99))
+                .otherwise(pl.col("indice"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    page = f"simultane/{day:%Y-%m}/{day}.html"
+    assert report.written_paths == [page]
+    assert "99,99" in (tmp_path / "next" / page).read_text()
