@@ -4,12 +4,15 @@ Generates `--days` + 1 days of logs for `--players` players (`duplirank generate
 then in one process (Prefect's temporary server started before any timing):
   1. nightly over the first `--days` days (ingest + score + publish)           T_nightly
   2. backfill of the same months (the scoring alone, from bronze)              T_scoring
-  3. build_site into an empty folder (every page rendered and written)        T_site
-  4. publish_site again with nothing changed (every page rendered, reused)    T_site_same
+  3. build_site into an empty folder (every page made and written)            T_site
+  4. publish_site again with nothing changed                                   T_site_same
   5. the last day is delivered, nightly again, then publish_site over the
-     previous site (only the pages whose content changed are written)        T_site_day
-and writes the times, the pages written / reused and the ratios to
-`bench/results/site.json` (`site_<days>d_<players>p.json` at another size).
+     previous site (only the pages whose data changed are written)           T_site_day
+The nightly and the backfill run with `site.enabled = False` (they rebuild the site
+themselves otherwise): their times are the pipeline's alone, the site is timed on its own.
+Writes the times (wall and this process's CPU), the pages written / reused, the phases of each
+build, the load average and the ratios to `bench/results/site.json`
+(`site_<days>d_<players>p.json` at another size).
 
     .venv/bin/python bench/bench_site.py --players 5000 --days 30
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sys
@@ -29,17 +33,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
-from flows.generate import generate  # noqa: E402
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.settings import Settings  # noqa: E402
 from flows.site import build_site, publish_site  # noqa: E402
+from flows.site.options import SiteOptions  # noqa: E402
 from flows.storage.warehouse import Warehouse  # noqa: E402
+from flows.synthetic.files import generate  # noqa: E402
+
+LOADS: dict[str, float] = {}
+CPU: dict[str, float] = {}
 
 
-def timed(fn, *args, **kwargs):
+def timed(fn, *args, label: str = "", **kwargs):
+    """Wall seconds of `fn(...)` (its CPU seconds and the load average before it under
+    `label`)."""
+    LOADS[label] = round(os.getloadavg()[0], 2)
+    cpu = time.process_time()
     start = time.perf_counter()
     out = fn(*args, **kwargs)
-    return time.perf_counter() - start, out
+    wall = time.perf_counter() - start
+    CPU[label] = round(time.process_time() - cpu, 2)
+    return wall, out
 
 
 def folder_bytes(folder: Path) -> int:
@@ -72,35 +86,36 @@ def main() -> None:
     landing.mkdir(parents=True)
     for f in history:
         shutil.copy(f, landing / f.name)
-    settings = Settings(warehouse=warehouse, landing=landing)
+    no_site = SiteOptions(enabled=False)
+    settings = Settings(warehouse=warehouse, landing=landing, site=no_site)
 
     # warm-up: start Prefect's temporary server outside the timings
     warm = work / "warm"
     shutil.rmtree(warm, ignore_errors=True)
     warm.mkdir()
-    nightly(Settings(warehouse=work / "warm-wh", landing=warm))
+    nightly(Settings(warehouse=work / "warm-wh", landing=warm, site=no_site))
 
     print("nightly…", flush=True)
-    t_nightly, summary = timed(nightly, settings)
+    t_nightly, summary = timed(nightly, settings, label="nightly")
     months = sorted({m for todo in summary.rebuilt.values() for m in todo})
     print("backfill (scoring alone)…", flush=True)
-    t_scoring, _ = timed(backfill, settings, months[0], months[-1])
+    t_scoring, _ = timed(backfill, settings, months[0], months[-1], label="scoring")
     wh = Warehouse(warehouse)
 
     print("site: full build…", flush=True)
-    t_site, full = timed(build_site, wh.scan, scratch)
+    t_site, full = timed(build_site, wh.scan, scratch, label="site")
     site_bytes = folder_bytes(scratch)
     shutil.rmtree(scratch)
     publish_site(wh.scan, site)  # the live site of this state (untimed: same work as above)
     print("site: rebuild with nothing changed…", flush=True)
-    t_same, same = timed(publish_site, wh.scan, site)
+    t_same, same = timed(publish_site, wh.scan, site, label="site_unchanged")
 
     for f in new:
         shutil.copy(f, landing / f.name)
     print(f"nightly of the new day {last_day}…", flush=True)
-    t_day_nightly, day_summary = timed(nightly, settings)
+    t_day_nightly, day_summary = timed(nightly, settings, label="day_nightly")
     print("site: rebuild after one new day…", flush=True)
-    t_day, day = timed(publish_site, wh.scan, site)
+    t_day, day = timed(publish_site, wh.scan, site, label="site_day")
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
     result = {
@@ -114,6 +129,7 @@ def main() -> None:
         "site_over_scoring": round(t_site / t_scoring, 3),
         "site_over_nightly": round(t_site / t_nightly, 3),
         "goal": "site <= 0.10 x scoring",
+        "site_phases_s": full.phases,
         "t_site_unchanged_s": round(t_same, 2),
         "unchanged_written": same.written,
         "unchanged_reused": same.reused,
@@ -124,7 +140,10 @@ def main() -> None:
         "day_pages": day.pages,
         "day_written": day.written,
         "day_reused": day.reused,
+        "site_day_phases_s": day.phases,
         "site_day_over_day_nightly": round(t_day / t_day_nightly, 3),
+        "cpu_s": CPU,
+        "load_average_1m_before": LOADS,
         "peak_rss_gib": round(peak_gib, 2),
     }
     default = (args.days, args.players) == (30, 5000)

@@ -19,6 +19,7 @@ PAGES = {
     "simultane-player": "simultane/joueurs/P0025.html",
     "simultane-tournament": "simultane/tournois/SIM-20261030-1000.html",
     "face-a-face-matches": "face-a-face/2026-10/matches.html",
+    "face-a-face-match": "face-a-face/matches/2026-10-31.html#m-F20261030-0009",  # a section
     "bridge-event": "bridge/tournois/BR1-20261031-0001/index.html",
     "bridge-traveller": "bridge/tournois/BR1-20261031-0001/donne-7.html",
 }
@@ -34,7 +35,8 @@ def main(site: Path, out: Path) -> None:
         for width_name, (width, height) in WIDTHS.items():
             page = browser.new_page(viewport={"width": width, "height": height})
             for name, path in PAGES.items():
-                page.goto((site / path).as_uri())
+                page_path, _, anchor = path.partition("#")
+                page.goto((site / page_path).as_uri() + (f"#{anchor}" if anchor else ""))
                 if name == "face-a-face-matches":  # show the sort by Joueur 1
                     page.locator("#matches thead th").nth(3).locator("button").click()
                 if name == "simultane-tournament":  # the deal-by-deal grid

@@ -13,7 +13,7 @@ import polars as pl
 from flows.site import paths
 from flows.site.fmt import MISSING, num, num_value, text
 from flows.site.labels import month_name
-from flows.site.model import Page
+from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints
 from flows.site.tables import Col, bodies, header
 from transforms.bridge.options import MP_METHODS
 
@@ -44,7 +44,9 @@ def site_layout(w: dict, lang: str) -> Layout:
     )
 
 
-def pages(t: dict, w: dict, lang: str) -> Iterator[Page]:
+def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:
+    """The months' lists of events and every event's pages; the pages of an event whose rows
+    (standings, travellers, date) did not change since the previous site are linked, not made."""
     standings = t["bridge_standings"]
     boards = t["bridge_board_results"]
     if standings is None or boards is None or standings.is_empty():
@@ -52,7 +54,30 @@ def pages(t: dict, w: dict, lang: str) -> Iterator[Page]:
     events = event_summary(standings, t["bridge_event"])
     layout = site_layout(w, lang)
     yield from month_pages(events, w, lang)
-    yield from event_pages(standings, boards, events, w, lang, layout)
+    dated = [t["bridge_event"].select("event_id", "date")] if t["bridge_event"] is not None else []
+    fps = fingerprints("event_id", standings, boards, *dated).filter(
+        pl.col("event_id").is_in(standings["event_id"].implode())
+    )
+    old: dict[str, list[tuple[str, str]]] = {}  # the previous site's pages of each event folder
+    for path, fingerprint in previous.fingerprints.items():
+        if path.startswith("bridge/tournois/"):
+            old.setdefault(path.rsplit("/", 1)[0] + "/", []).append((path, fingerprint))
+    todo, fingerprint_of = [], {}
+    for event_id, fingerprint in fps.iter_rows():
+        base = layout.base(event_id)
+        before = old.get(base, [])
+        if before and all(f == fingerprint and previous.unchanged(p, f) for p, f in before):
+            yield from (Reuse(p, f) for p, f in before)
+        else:
+            todo.append(event_id)
+            fingerprint_of[base] = fingerprint
+    keep = pl.col("event_id").is_in(pl.Series(todo, dtype=pl.String).implode())
+    if not todo:
+        return
+    for page in event_pages(standings.filter(keep), boards.filter(keep), events.filter(keep), w,
+                            lang, layout):  # fmt: skip
+        page.fingerprint = fingerprint_of[page.path.rsplit("/", 1)[0] + "/"]
+        yield page
 
 
 def event_summary(standings: pl.DataFrame, events: pl.DataFrame | None) -> pl.DataFrame:

@@ -51,6 +51,7 @@ class SiteReport:
     written: int = 0
     reused: int = 0
     seconds: float = 0.0
+    phases: dict = field(default_factory=dict)  # seconds of each step of the build
     written_paths: list[str] = field(default_factory=list, repr=False)
 
     def text(self) -> str:
@@ -87,21 +88,45 @@ def build_site(
         raise UserError(f"{out} is not empty: build_site writes into a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     tables = read_tables(read_table)
+    phases = {"read": time.perf_counter() - started}
     chrome = Chrome(lang, words, site_nav(tables, words))
     context = build_context(chrome, timezone, window_results)
     before = load_previous(Path(previous) if previous else None, context)
-    pages = site_pages(tables, words, lang, timezone, window_results, before)
-    report = write_pages(pages, out, before, chrome, context)
+    pages = site_pages(tables, words, lang, timezone, window_results, before, phases)
+    report = write_pages(pages, out, before, chrome, context, phases)
     report.seconds = time.perf_counter() - started
+    report.phases = {k: round(v, 2) for k, v in phases.items()}
     return report
 
 
 def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
-               previous: Previous = NO_PREVIOUS):  # fmt: skip
-    yield index_page(tables, words, lang)
-    yield from simultane.pages(tables, words, lang, timezone, window_results, previous)
-    yield from face_a_face.pages(tables, words, lang, timezone, previous)
-    yield from bridge.pages(tables, words, lang)
+               previous: Previous = NO_PREVIOUS, phases: dict | None = None):  # fmt: skip
+    """Every page (or `Reuse`), competition by competition; the seconds spent making each
+    competition's pages (data and sections, not the writing) add up in `phases`."""
+    phases = {} if phases is None else phases
+    yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
+    yield from _timed(
+        "simultane",
+        simultane.pages(tables, words, lang, timezone, window_results, previous),
+        phases,
+    )
+    yield from _timed("face_a_face", face_a_face.pages(tables, words, lang, timezone, previous),
+                      phases)  # fmt: skip
+    yield from _timed("bridge", bridge.pages(tables, words, lang, previous), phases)
+
+
+def _timed(label: str, items, phases: dict):
+    """`items`, adding the seconds spent making each one to `phases[label]`."""
+    phases.setdefault(label, 0.0)
+    while True:
+        start = time.perf_counter()
+        try:
+            item = next(items)
+        except StopIteration:
+            phases[label] += time.perf_counter() - start
+            return
+        phases[label] += time.perf_counter() - start
+        yield item
 
 
 @dataclass(frozen=True)
@@ -131,13 +156,21 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
 
 
 def write_pages(
-    pages, out: Path, previous: Previous, chrome: Chrome, context: str = ""
+    pages,
+    out: Path,
+    previous: Previous,
+    chrome: Chrome,
+    context: str = "",
+    phases: dict | None = None,
 ) -> SiteReport:
     """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
     the `previous` site (a `Reuse` is linked without being made); writes the index last.
 
     Hashing and writing run on two threads (both release the GIL) while this one makes the next
-    pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory)."""
+    pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory). `phases` gets the
+    seconds spent rendering (sections and shell) and waiting for the writers."""
+    phases = {} if phases is None else phases
+    render = wait = 0.0
     shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
                        chrome.nav)  # fmt: skip
     old = previous.pages
@@ -177,8 +210,11 @@ def write_pages(
 
         def emit(path: str, content: bytes) -> None:
             pending.append(pool.submit(store, path, folder_for(path), content))
+            nonlocal wait
+            start = time.perf_counter()
             while len(pending) > IN_FLIGHT:
                 settle(pending.popleft())
+            wait += time.perf_counter() - start
 
         seen: set[str] = set()
         emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
@@ -194,12 +230,19 @@ def write_pages(
                 index[page.path] = old[page.path]
                 report.reused += 1
                 continue
+            start = time.perf_counter()
             root = root_of(page.path)
             script = any(s.get("sortable") or s.get("filter") for s in page.sections)
             content = html.sections(page.sections, root, chrome.words)
-            emit(page.path, shell.page(page.title, page.crumbs, root, script, content).encode())
+            made = shell.page(page.title, page.crumbs, root, script, content).encode()
+            render += time.perf_counter() - start
+            emit(page.path, made)
+        start = time.perf_counter()
         while pending:
             settle(pending.popleft())
+        wait += time.perf_counter() - start
+    phases["render"] = render
+    phases["write_wait"] = wait
     report.pages = len(index) - 1
     report.written_paths.sort()
     tmp = out / (PAGE_INDEX + ".tmp")
@@ -290,8 +333,10 @@ def index_page(tables: dict, w: dict, lang: str) -> Page:
     else:
         sections.append({"kind": "text", "h2": w["face_a_face"], "text": w["no_data"]})
     standings = tables["bridge_standings"]
-    if standings is not None and tables["bridge_board_results"] is not None and len(
-        standings["month"].drop_nulls()
+    if (
+        standings is not None
+        and tables["bridge_board_results"] is not None
+        and len(standings["month"].drop_nulls())
     ):
         events = bridge.event_summary(standings, tables["bridge_event"])
         months = sorted(set(events["month"].drop_nulls().to_list()))

@@ -8,13 +8,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import polars as pl
+from markupsafe import escape as html_escape
 
 from flows.site import paths
-from flows.site.fmt import MISSING, local_time, mapped, num, num_value, text
+from flows.site.fmt import MISSING, escape, local_time, mapped, num, num_value, text
+from flows.site.html import thead
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import elo_curves
-from flows.site.tables import Col, bodies, facts_html, header
+from flows.site.tables import (
+    Col,
+    bodies,
+    bodies_frame,
+    facts_html,
+    header,
+    live_rank,
+    rank_cell,
+)
 
 DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
 BOT = "BOT"
@@ -30,8 +40,12 @@ def player_link(column: str) -> pl.Expr:
     )
 
 
-MATCH_LINK = pl.concat_str(
-    pl.lit("face-a-face/matches/"), paths.slug_expr("match_id"), pl.lit(".html")
+MATCH_LINK = pl.concat_str(  # the match's section in the page of its day
+    pl.lit("face-a-face/matches/"),
+    pl.col("day"),
+    pl.lit(".html#"),
+    pl.lit(paths.ff_match_anchor("")),
+    paths.slug_expr("match_id"),
 )
 
 
@@ -45,10 +59,16 @@ def pages(t: dict, w: dict, lang: str, timezone: str,
     if not months:
         return
     crumb = (w["face_a_face"], paths.ff_month(months[-1]))
+    when = pl.coalesce("started_at", "created_at")
     matches = matches.with_columns(
-        when=pl.coalesce("started_at", "created_at"),
+        when=when,
+        # the day of its page: local, like the times shown (a match with no time: its month)
+        day=when.dt.convert_time_zone(timezone)
+        .dt.strftime("%Y-%m-%d")
+        .fill_null(pl.col("month"))
+        .fill_null("undated"),
     ).sort("when", "match_id")
-    yield from month_pages(ranking, matches, months, w, lang, timezone)
+    yield from month_pages(ranking, matches, months, w, lang, timezone, previous)
     yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous)
     yield from player_pages(ranking, matches, t["ff_elo"], w, lang, timezone, crumb, previous)
 
@@ -98,7 +118,23 @@ def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
     ]  # fmt: skip
 
 
-def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
+def month_pages(ranking, matches, months, w, lang, timezone,
+                previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """The ranking and the list of all matches of each month; a month whose rows (ranking,
+    matches) did not change keeps both pages (a past month, most nights)."""
+    fps = dict(fingerprints("month", ranking, matches.filter(pl.col("month").is_not_null()))
+               .iter_rows())  # fmt: skip
+    todo = []
+    for month in months:
+        both = (paths.ff_month(month), paths.ff_month_matches(month))
+        if all(previous.unchanged(page, fps[month]) for page in both):
+            yield from (Reuse(page, fps[month]) for page in both)
+        else:
+            todo.append(month)
+    if not todo:
+        return
+    keep = pl.col("month").is_in(pl.Series(todo, dtype=pl.String).implode())
+    ranking, matches, months = ranking.filter(keep), matches.filter(keep), todo
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_link("player_id"), th=True),
@@ -108,7 +144,8 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
         Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
         Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
     ]
-    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH)
+    by_month = bodies(ranking.sort("month", "rank", "player_id"), ["month"], cols, DEPTH,
+                      row_id=paths.player_row_anchor_expr())  # fmt: skip
     m_cols = match_cols(w, lang, timezone)
     match_bodies = bodies(matches, ["month"], m_cols, DEPTH)
     counts = dict(matches.group_by("month").len().iter_rows())
@@ -119,67 +156,96 @@ def month_pages(ranking, matches, months, w, lang, timezone) -> Iterator[Page]:
             paths.ff_month(month),
             f"{w['face_a_face']} — {name}",
             [
-                {"kind": "facts", "items": [
-                    (w["month"], name, None),
-                    (w["players"], str(len(ranking.filter(pl.col("month") == month))), None),
-                    (w["matches"], str(counts.get(month, 0)), paths.ff_month_matches(month)),
-                ]},
-                {"kind": "table", "h2": w["ff_ranking"], "caption": f"{w['ff_ranking']} — {name}",
-                 "cols": header(cols), "body": by_month.get(month, ""), "sortable": True,
-                 "sorted": 0, "hint": w["sort_hint"]},
-                {"kind": "links", "items": [(w["all_matches"], paths.ff_month_matches(month),
-                                             None)]},
+                {
+                    "kind": "facts",
+                    "items": [
+                        (w["month"], name, None),
+                        (w["players"], str(len(ranking.filter(pl.col("month") == month))), None),
+                        (w["matches"], str(counts.get(month, 0)), paths.ff_month_matches(month)),
+                    ],
+                },
+                {
+                    "kind": "table",
+                    "h2": w["ff_ranking"],
+                    "caption": f"{w['ff_ranking']} — {name}",
+                    "cols": header(cols),
+                    "body": by_month.get(month, ""),
+                    "sortable": True,
+                    "sorted": 0,
+                    "hint": w["sort_hint"],
+                },
+                {
+                    "kind": "links",
+                    "items": [(w["all_matches"], paths.ff_month_matches(month), None)],
+                },
             ],  # fmt: skip
             crumbs=crumbs,
+            fingerprint=fps[month],
         )
         yield Page(
             paths.ff_month_matches(month),
             f"{w['all_matches']} — {name}",
             [
-                {"kind": "table", "caption": f"{w['all_matches']} — {name}",
-                 "cols": header(m_cols), "body": match_bodies.get(month, ""), "sortable": True,
-                 "table_id": "matches", "hint": w["sort_hint"],
-                 "filter": {"id": "joueur", "label": w["filter_player"],
-                            "hint": w["filter_hint"], "columns": "3,4", "shown": w["shown"]}},
+                {
+                    "kind": "table",
+                    "caption": f"{w['all_matches']} — {name}",
+                    "cols": header(m_cols),
+                    "body": match_bodies.get(month, ""),
+                    "sortable": True,
+                    "table_id": "matches",
+                    "hint": w["sort_hint"],
+                    "filter": {
+                        "id": "joueur",
+                        "label": w["filter_player"],
+                        "hint": w["filter_hint"],
+                        "columns": "3,4",
+                        "shown": w["shown"],
+                    },
+                },
             ],  # fmt: skip
             crumbs=crumbs + [(w["face_a_face"] + " " + name, paths.ff_month(month))],
+            fingerprint=fps[month],
         )
 
 
 def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> Iterator:
-    """A page per match; a match whose rows did not change since the previous site keeps its
-    page (most of a month's matches, most nights)."""
+    """A page per day of matches (the platform's time zone), each match a section `#m-<id>`
+    (its facts: date, players, match points, outcome, forfeit, ELO, time-outs; its 16 deals).
+    A day whose rows did not change since the previous site keeps its page (every day but the
+    last, most nights). Every match's section is put together on whole columns."""
     has_deals = deal_results is not None and not deal_results.is_empty()
-    fps = fingerprints("match_id", matches, *([deal_results] if has_deals else []))
-    reuse, todo = split_unchanged(fps, "match_id", MATCH_LINK, previous)
-    yield from reuse
-    fingerprint_of = dict(todo.select("match_id", "fingerprint").iter_rows())
-    matches = matches.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
     if has_deals:
-        deal_results = deal_results.filter(pl.col("match_id").is_in(todo["match_id"].implode()))
-    deal_bodies: dict = {}
-    if has_deals and not deal_results.is_empty():
-        roles = w["roles"]
-        ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
-        timeout = w["timeout"]
-        cols = [
-            Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
-            Col(w["role_1"], mapped(pl.col("role_a"), roles)),
-            Col(w["role_2"], mapped(pl.col("role_b"), roles)),
-            Col(w["diff_1"], pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
-                num=True, cls=pl.when(ua).then(pl.lit("timeout"))),
-            Col(w["diff_2"], pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
-                num=True, cls=pl.when(ub).then(pl.lit("timeout"))),
-            Col(w["mp_1"], text(pl.col("mp_a")), num=True),
-            Col(w["mp_2"], text(pl.col("mp_b")), num=True),
-        ]  # fmt: skip
-        deal_bodies = bodies(deal_results.sort("match_id", "deal_no"), ["match_id"], cols, DEPTH)
-        deal_header = header(cols)
+        deal_results = deal_results.join(matches.select("match_id", "day"), on="match_id")
+    fps = fingerprints("day", matches, *([deal_results] if has_deals else []))
+    day_link = pl.concat_str(pl.lit("face-a-face/matches/"), pl.col("day"), pl.lit(".html"))
+    reuse, todo = split_unchanged(fps, "day", day_link, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
+    keep = pl.col("day").is_in(todo["day"].implode())
+    matches = matches.filter(keep)
+    roles = w["roles"]
+    ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
+    timeout = w["timeout"]
+    cols = [
+        Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
+        Col(w["role_1"], mapped(pl.col("role_a"), roles)),
+        Col(w["role_2"], mapped(pl.col("role_b"), roles)),
+        Col(w["diff_1"], pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
+            num=True, cls=pl.when(ua).then(pl.lit("timeout"))),
+        Col(w["diff_2"], pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
+            num=True, cls=pl.when(ub).then(pl.lit("timeout"))),
+        Col(w["mp_1"], text(pl.col("mp_a")), num=True),
+        Col(w["mp_2"], text(pl.col("mp_b")), num=True),
+    ]  # fmt: skip
+    if has_deals:
+        deal_results = deal_results.filter(keep)
+        deal_bodies = bodies_frame(deal_results.sort("match_id", "deal_no"), ["match_id"], cols,
+                                   DEPTH).rename({"_tr": "_deals"})  # fmt: skip
         timeouts = deal_results.group_by("match_id").agg(
             pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
         )
     else:
-        deal_header = []
+        deal_bodies = pl.DataFrame(schema={"match_id": pl.String, "_deals": pl.String})
         timeouts = pl.DataFrame(schema={"match_id": pl.String, "_to_a": pl.UInt32,
                                         "_to_b": pl.UInt32})  # fmt: skip
     score = pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b")))
@@ -202,24 +268,39 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> It
         (w["timeouts"], pl.concat_str(pl.col("_to_a").cast(pl.String), pl.lit(" – "),
                                       pl.col("_to_b").cast(pl.String)), None),  # null: no deal
     ]  # fmt: skip
-    shown = matches.join(timeouts, on="match_id", how="left").select(
-        "match_id", "month", score.alias("score"), facts_html(facts, DEPTH).alias("facts")
+    name = escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id")))
+    caption = escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"), pl.lit(" — "),
+                                   score))  # fmt: skip
+    deals_table = pl.concat_str(
+        pl.lit(f"\n<h3>{html_escape(w['deals'])}</h3>\n"
+               '<div class="scroll" role="region" tabindex="0" aria-label="'), caption,
+        pl.lit('">\n<table class="data">\n<caption>'), caption,
+        pl.lit(f"</caption>\n<thead>{thead(tuple((c.label, c.num) for c in cols), None)}</thead>"
+               "\n<tbody>\n"), pl.col("_deals"), pl.lit("\n</tbody>\n</table>\n</div>"),
+    )  # fmt: skip
+    article = pl.concat_str(
+        pl.lit('<article class="match" id="'), pl.lit(paths.ff_match_anchor("")),
+        paths.slug_expr("match_id"), pl.lit('">\n<h2>'), name, pl.lit("</h2>\n"),
+        facts_html(facts, DEPTH), deals_table.fill_null(""), pl.lit("\n</article>"),
+    )  # fmt: skip
+    days = (
+        matches.lazy()
+        .with_row_index("_i")  # matches come sorted by time: the order on the page
+        .join(timeouts.lazy(), on="match_id", how="left")
+        .join(deal_bodies.lazy(), on="match_id", how="left")
+        .group_by("day")
+        .agg(pl.col("month").min(), article.sort_by("_i").str.join("\n"))
+        .sort("day")
+        .collect()
     )
-    for mid, month, match_score, facts_block in shown.iter_rows():
-        sections: list[dict] = [{"kind": "html", "html": facts_block}]
-        if mid in deal_bodies:
-            sections.append({
-                "kind": "table", "h2": w["deals"],
-                "caption": f"{w['match']} {mid} — {match_score}",
-                "cols": deal_header, "body": deal_bodies[mid],
-            })  # fmt: skip
+    for day, month, articles in days.iter_rows():
         yield Page(
-            paths.ff_match(paths.slug(mid)),
-            f"{w['match']} {mid}",
-            sections,
+            paths.ff_match_day(day),
+            f"{w['matches_of_day']} {day}",
+            [{"kind": "html", "html": articles}],
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
-            fingerprint=fingerprint_of[mid],
+            fingerprint=fingerprint_of[day],
         )  # fmt: skip
 
 
@@ -230,6 +311,8 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
         matches.with_columns(player_id=pl.col("player_b")),
     ]).filter(pl.col("player_id") != BOT)  # fmt: skip
     has_elo = elo is not None and not elo.is_empty()
+    latest = ranking["month"].max()
+    ranking = live_rank(ranking, "rank", latest)  # shown, and fingerprinted, without it
     players = pl.concat([sides["player_id"], ranking["player_id"]]).unique()
     fps = fingerprints("player_id", sides, ranking, *([elo] if has_elo else [])).filter(
         pl.col("player_id").is_in(players.implode())
@@ -249,7 +332,8 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")), th=True),
-        Col(w["rank"], text(pl.col("rank")), num=True),
+        rank_cell(w, "rank", latest, pl.concat_str(
+            pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html"))),
         Col(w["points"], num(pl.col("points"), 2, lang), num=True),
         Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
         # the month's list of matches, filtered on the player ("all matches played by Ben")

@@ -76,8 +76,19 @@ def ff_month_matches(month: str) -> str:
     return f"face-a-face/{month}/matches.html"
 
 
-def ff_match(match_slug: str) -> str:
-    return f"face-a-face/matches/{match_slug}.html"
+def ff_match_day(day: str) -> str:
+    """The matches of a day (YYYY-MM-DD, in the platform's time zone), each a section
+    `#m-<match slug>` (`ff_match_anchor`)."""
+    return f"face-a-face/matches/{day}.html"
+
+
+def ff_match_anchor(match_slug: str) -> str:
+    return f"m-{match_slug}"
+
+
+def player_row_anchor_expr(column: str = "player_id") -> pl.Expr:
+    """The anchor of a player's row in a monthly ranking: `p-<player slug>`."""
+    return pl.concat_str(pl.lit("p-"), slug_expr(column))
 
 
 def ff_player(player_slug: str) -> str:

@@ -14,7 +14,7 @@ from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, ye
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import simultane_curves
-from flows.site.tables import Col, bodies, header
+from flows.site.tables import Col, bodies, header, live_rank, rank_cell
 
 DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
 PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
@@ -38,9 +38,9 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
     blocks = t["simultane_blocks"]
     crumb = (w["simultane"], paths.sim_month(months[-1]))
     tournaments = tournament_summary(results, deals, timezone)
-    yield from month_pages(monthly, tournaments, daily, w, lang)
+    yield from month_pages(monthly, tournaments, daily, w, lang, previous)
     if daily is not None:
-        yield from day_pages(daily, tournaments, w, lang, crumb)
+        yield from day_pages(daily, tournaments, w, lang, crumb, previous)
     yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
     yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
                             previous)  # fmt: skip
@@ -88,7 +88,23 @@ def _tournament_cols(w: dict) -> list[Col]:
     ]  # fmt: skip
 
 
-def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
+def month_pages(monthly, tournaments, daily, w, lang,
+                previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """A page per month (ranking, days, tournaments); a month whose rows did not change keeps
+    its page (a past month, most nights)."""
+    days = (
+        daily.select(pl.col("date").cast(pl.String).str.slice(0, 7).alias("month"), "date")
+        .unique() if daily is not None else None
+    )  # fmt: skip
+    shown = pl.concat([monthly["month"], tournaments["month"]]).drop_nulls().unique()
+    fps = fingerprints("month", monthly, tournaments, *([days] if days is not None else []))
+    link = pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))
+    reuse, todo = split_unchanged(fps.filter(pl.col("month").is_in(shown.implode())), "month",
+                                  link, previous)  # fmt: skip
+    yield from reuse
+    fingerprint_of = dict(todo.select("month", "fingerprint").iter_rows())
+    keep = pl.col("month").is_in(todo["month"].implode())
+    monthly, tournaments = monthly.filter(keep), tournaments.filter(keep)
     cols = [
         Col(w["rank"], text(pl.col("rank_indice")), num=True),
         Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
@@ -100,7 +116,8 @@ def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
         Col(w["representative"], yes_no(pl.col("representative"), w)),
     ]
     ranking = monthly.sort("month", "rank_indice", "player_id", nulls_last=True)
-    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH)
+    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH,
+                             row_id=paths.player_row_anchor_expr())  # fmt: skip
     t_bodies = bodies(tournaments, ["month"], _tournament_cols(w), DEPTH_MONTH)
     days_by_month: dict[str, list[str]] = {}
     if daily is not None:
@@ -135,10 +152,24 @@ def month_pages(monthly, tournaments, daily, w, lang) -> Iterator[Page]:
             f"{w['simultane']} — {month_name(month, lang)}",
             sections,
             crumbs=[(w["home"], paths.INDEX)],
+            fingerprint=fingerprint_of[month],
         )
 
 
-def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
+def day_pages(daily, tournaments, w, lang, crumb,
+              previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+    """A page per day (the month's standings that evening, the day's tournaments); a past day
+    keeps its page."""
+    daily = daily.with_columns(day=pl.col("date").cast(pl.String))
+    tournaments = tournaments.filter(pl.col("day").is_in(daily["day"].unique().implode()))
+    fps = fingerprints("day", daily, tournaments)
+    link = pl.concat_str(pl.lit("simultane/"), pl.col("day").str.slice(0, 7), pl.lit("/"),
+                         pl.col("day"), pl.lit(".html"))  # fmt: skip
+    reuse, todo = split_unchanged(fps, "day", link, previous)
+    yield from reuse
+    fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
+    keep = pl.col("day").is_in(todo["day"].implode())
+    daily, tournaments = daily.filter(keep), tournaments.filter(keep)
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
@@ -149,7 +180,6 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
     ]
     standings = (
         daily.with_columns(
-            day=pl.col("date").cast(pl.String),
             rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
         )
         .sort("day", "rank", "player_id")
@@ -171,6 +201,7 @@ def day_pages(daily, tournaments, w, lang, crumb) -> Iterator[Page]:
             ],  # fmt: skip
             crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
                                                       paths.sim_month(month))],
+            fingerprint=fingerprint_of[day],
         )
 
 
@@ -255,38 +286,41 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
         .then(pl.lit(' class="bulle"'))
         .otherwise(pl.lit(""))
     )
+    # the words of a status, looked up once per distinct status (3.5 M cells in a month)
+    statuses = deals["status"].drop_nulls().unique().to_list()
+    why = {s: "" if s == "finished" else f" · {w['deal_status'].get(s, s)}" for s in statuses}
     title = pl.concat_str(
         text(pl.col("points")),
         pl.lit(f" {w['points'].lower()}"),
-        pl.when(unfinished)
-        .then(pl.concat_str(pl.lit(" · "), pl.col("status").replace_strict(
-            w["deal_status"], default=pl.col("status"), return_dtype=pl.String)))
-        .otherwise(pl.lit("")),
+        pl.col("status").replace_strict(why, default="", return_dtype=pl.String)
+        if why else pl.lit(""),
+        ignore_nulls=True,
     )  # fmt: skip
     # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
-    # tournament, player and deal, so the previous row is the player's previous deal or
-    # another player's
-    same = (pl.col("tournament_id") == pl.col("tournament_id").shift(1)) & (
-        pl.col("player_id") == pl.col("player_id").shift(1)
-    )
+    # participant (`_order`, an integer: cheaper to sort than two ids) and deal, so the
+    # previous row is the player's previous deal or another participant's
+    same = pl.col("_order") == pl.col("_order").shift(1)
     previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
-    gap = pl.col("deal_no") - previous - 1
-    empty = pl.lit("<td></td>")
+    most = int(deals["deal_no"].max() or 0) + 1
+    empties = {n: "<td></td>" * n for n in range(most + 1)}  # n empty cells, looked up
+
+    def empty_cells(n: pl.Expr) -> pl.Expr:
+        return n.clip(0, most).replace_strict(empties, return_dtype=pl.String)
+
     cell = pl.concat_str(
-        pl.when(gap > 0).then(empty.repeat_by(gap).list.join("")).otherwise(pl.lit("")),
+        empty_cells(pl.col("deal_no") - previous - 1),
         pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
         num(pl.col("pct"), 1, lang), pl.lit("</td>"),
     )  # fmt: skip
     # a participant's cells in deal order, grouped before meeting the (fewer) participants
     per_player = (
         deals.lazy()
-        .sort("tournament_id", "player_id", "deal_no")
-        .with_columns(cell.alias("cell"))
-        .group_by("tournament_id", "player_id")
-        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
         .join(participants.lazy().select("tournament_id", "player_id", "_order"),
               on=["tournament_id", "player_id"])
-        .select("_order", "cell", "_last")
+        .sort("_order", "deal_no")
+        .with_columns(cell.alias("cell"))
+        .group_by("_order")
+        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
         .collect()
     )  # fmt: skip
     name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
@@ -300,7 +334,7 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
             )
         )
     )  # fmt: skip
-    trailing = (pl.col("_n") - pl.col("_last").fill_null(0)).clip(0)
+    trailing = pl.col("_n").fill_null(0) - pl.col("_last").fill_null(0)
     rows = (
         participants.lazy()
         .join(per_player.lazy(), on="_order", how="left")
@@ -308,10 +342,7 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -
             "tournament_id",
             "_order",
             pl.concat_str(
-                head, pl.col("cell").fill_null(""),
-                pl.when(trailing > 0).then(empty.repeat_by(trailing).list.join(""))
-                .otherwise(pl.lit("")),
-                pl.lit("</tr>"),
+                head, pl.col("cell").fill_null(""), empty_cells(trailing), pl.lit("</tr>"),
             ).alias("tr"),
         )
         .group_by("tournament_id")
@@ -327,6 +358,8 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     keeps its page."""
     humans = results.filter(~pl.col("is_bot"))
     has_blocks = blocks is not None and not blocks.is_empty()
+    latest = monthly["month"].max()
+    monthly = live_rank(monthly, "rank_indice", latest)  # shown, and fingerprinted, without it
     fps = fingerprints("player_id", monthly, humans, *([blocks] if has_blocks else []))
     reuse, todo = split_unchanged(fps, "player_id", PLAYER_LINK, previous)
     yield from reuse
@@ -346,7 +379,8 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")), th=True),
-        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        rank_cell(w, "rank_indice", latest, pl.concat_str(
+            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))),
         Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
         Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),

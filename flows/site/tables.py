@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import polars as pl
 from markupsafe import escape as html_escape
 
-from flows.site.fmt import escape
+from flows.site.fmt import MISSING, escape
+from flows.site.paths import slug_expr
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,9 @@ def _cell(col: Col, root: str) -> pl.Expr:
             pl.lit(" ".join(static) + (" " if static else "")), col.cls.fill_null("")
         ).str.strip_chars()
         opening.append(
-            pl.when(cls != "").then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"'))).otherwise(
-                pl.lit("")
-            )
+            pl.when(cls != "")
+            .then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"')))
+            .otherwise(pl.lit(""))
         )
     elif static:
         opening.append(pl.lit(f' class="{" ".join(static)}"'))
@@ -61,34 +62,47 @@ def _cell(col: Col, root: str) -> pl.Expr:
     return pl.concat_str(*opening, pl.lit(">"), shown, pl.lit(f"</{tag}>"))
 
 
-def row_html(cols: list[Col], root: str, row_cls: pl.Expr | None = None) -> pl.Expr:
-    """One `<tr>` per row of the frame; `root` prefixes links (the page's way to the site root)."""
-    start = pl.lit("<tr>")
+def row_html(cols: list[Col], root: str, row_cls: pl.Expr | None = None,
+             row_id: pl.Expr | None = None) -> pl.Expr:  # fmt: skip
+    """One `<tr>` per row of the frame; `root` prefixes links (the page's way to the site root);
+    `row_id`: the row's anchor (`id`), for links to one row of a page."""
+    start = [pl.lit("<tr")]
+    if row_id is not None:
+        start.append(pl.concat_str(pl.lit(' id="'), escape(row_id), pl.lit('"')).fill_null(""))
     if row_cls is not None:
-        start = (
+        start.append(
             pl.when(row_cls.fill_null("") != "")
-            .then(pl.concat_str(pl.lit('<tr class="'), row_cls, pl.lit('">')))
-            .otherwise(pl.lit("<tr>"))
+            .then(pl.concat_str(pl.lit(' class="'), row_cls, pl.lit('"')))
+            .otherwise(pl.lit(""))
         )
-    return pl.concat_str(start, *[_cell(c, root) for c in cols], pl.lit("</tr>"))
+    return pl.concat_str(*start, pl.lit(">"), *[_cell(c, root) for c in cols], pl.lit("</tr>"))
 
 
 def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
-           row_cls: pl.Expr | None = None) -> dict:  # fmt: skip
+           row_cls: pl.Expr | None = None, row_id: pl.Expr | None = None) -> dict:  # fmt: skip
     """{key (tuple if several keys, else the value): the `<tbody>` rows of that page}, rows in
     the frame's order."""
     if frame.is_empty():
         return {}
-    grouped = (
+    grouped = bodies_frame(frame, keys, cols, root, row_cls, row_id)
+    key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
+    return dict(zip(key_values, grouped["_tr"].to_list(), strict=True))
+
+
+def bodies_frame(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
+                 row_cls: pl.Expr | None = None,
+                 row_id: pl.Expr | None = None) -> pl.DataFrame:  # fmt: skip
+    """`bodies` as a frame: the keys and `_tr`, the `<tbody>` rows of each key in the frame's
+    order (to be put in pages on whole columns too)."""
+    return (
         frame.lazy()
         .with_row_index("_i")  # lazy queries need not keep row order: say it
-        .select("_i", *[pl.col(k) for k in keys], row_html(cols, root, row_cls).alias("_tr"))
+        .select("_i", *[pl.col(k) for k in keys],
+                row_html(cols, root, row_cls, row_id).alias("_tr"))  # fmt: skip
         .group_by(keys)
         .agg(pl.col("_tr").sort_by("_i").str.join("\n"))
         .collect()
     )
-    key_values = grouped.select(keys).rows() if len(keys) > 1 else grouped[keys[0]].to_list()
-    return dict(zip(key_values, grouped["_tr"].to_list(), strict=True))
 
 
 def header(cols: list[Col]) -> list[dict]:
@@ -110,3 +124,29 @@ def facts_html(items: list[tuple[str, pl.Expr, pl.Expr | None]], root: str) -> p
                              pl.lit("</dd></div>"))  # fmt: skip
         parts.append(fact.fill_null(""))
     return pl.concat_str(pl.lit('<dl class="facts">'), *parts, pl.lit("</dl>"))
+
+
+def live_rank(frame: pl.DataFrame, rank: str, latest: str | None) -> pl.DataFrame:
+    """`frame` (month, player_id, `rank`…) with the rank of the `latest` month left out: it
+    moves every night as others play, so a player's page shows, for that month, a link to the
+    player's row of the ranking (`rank_cell`) and changes only when the player's own results do.
+    """
+    if latest is None:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col("month") == latest).then(None).otherwise(pl.col(rank)).alias(rank)
+    )
+
+
+def rank_cell(w: dict, rank: str, latest: str | None, month_page: pl.Expr) -> Col:
+    """The rank column of a player's months: the rank, or for the `latest` month a link to the
+    player's row of that month's ranking page (`month_page`: its site path)."""
+    live = pl.col("month") == pl.lit(latest)
+    return Col(
+        w["rank"],
+        pl.when(live).then(pl.lit(w["see_ranking"])).otherwise(pl.col(rank).cast(pl.String))
+        .fill_null(MISSING),
+        num=True,
+        href=pl.when(live).then(pl.concat_str(month_page, pl.lit("#p-"),
+                                             slug_expr("player_id"))),
+    )  # fmt: skip

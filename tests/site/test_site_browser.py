@@ -59,6 +59,31 @@ def test_navigate_index_month_player_tournament(browser, sample_site):
     assert page.js_errors == [] and page.outside_requests == []
 
 
+def test_a_match_of_the_list_opens_at_its_section_of_the_day(browser, sample_site,
+                                                             site_warehouse):  # fmt: skip
+    """Each match is a section of the page of its day: the list's link scrolls to it, and it
+    shows the match's 16 deals and its match points."""
+    page = browser
+    page.goto(url(sample_site, "face-a-face/2026-10/matches.html"))
+    rows = page.locator("#matches tbody tr")
+    last = rows.nth(rows.count() - 1).locator("th a")  # far down its day's page
+    match = last.inner_text()
+    last.click()
+    assert page.url.endswith(f".html#m-{match}") and "/face-a-face/matches/" in page.url
+    section = page.locator("article:target")
+    assert section.locator("h2").inner_text() == f"Match {match}"
+    assert section.is_visible() and section.locator("h2").evaluate(
+        "h => h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().top < innerHeight"
+    )  # scrolled to it
+    row = Warehouse(site_warehouse).scan("ff_matches").filter(pl.col("match_id") == match)
+    mp_a, mp_b = row.select("mp_a", "mp_b").collect().row(0)
+    deals = Warehouse(site_warehouse).scan("ff_deal_results").filter(pl.col("match_id") == match)
+    n = deals.select(pl.len()).collect().item()
+    assert section.locator("tbody tr").count() == n == 16
+    assert f"{mp_a} – {mp_b}" in section.locator("dl.facts").inner_text()
+    assert page.js_errors == [] and page.outside_requests == []
+
+
 def test_face_a_face_matches_sort_by_player_1_then_player_2(browser, sample_site, site_warehouse):
     page = browser
     page.goto(url(sample_site, "face-a-face/2026-10/matches.html"))

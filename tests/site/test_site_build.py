@@ -49,8 +49,15 @@ def test_every_page_of_the_sample_is_built(sample_site, site_warehouse):
         assert (sample_site / f"simultane/joueurs/{player}.html").is_file()
     for tid in set(published(site_warehouse, "simultane_tournament_results")["tournament_id"]):
         assert (sample_site / f"simultane/tournois/{tid}.html").is_file()
-    for mid in set(published(site_warehouse, "ff_matches")["match_id"]):
-        assert (sample_site / f"face-a-face/matches/{mid}.html").is_file()
+    # each match: a section of the page of its day (local time), linked as `…#m-<id>`
+    when = pl.coalesce("started_at", "created_at").dt.convert_time_zone("Europe/Paris")
+    matches = published(site_warehouse, "ff_matches").select(
+        "match_id", day=when.dt.strftime("%Y-%m-%d")
+    )
+    assert matches["day"].n_unique() > 1
+    for day, ids in matches.group_by("day").agg("match_id").iter_rows():
+        html = (sample_site / f"face-a-face/matches/{day}.html").read_text()
+        assert sorted(re.findall(r'<article class="match" id="m-([^"]+)"', html)) == sorted(ids)
     standings = published(site_warehouse, "bridge_standings")
     boards = published(site_warehouse, "bridge_board_results")
     for event, pair in standings.select("event_id", "pair").iter_rows():
@@ -71,17 +78,21 @@ def test_every_link_of_every_page_is_a_file_of_the_site(sample_site):
             assert not re.match(r"^[a-z]+:|^//", href), (page, href)  # relative links only
             target = (page.parent / href.split("#")[0].split("?")[0]).resolve()
             assert target.is_file() and sample_site.resolve() in target.parents, (page, href)
+            if "#" in href:  # a section of a page: its anchor is there
+                assert f'id="{href.split("#")[1]}"' in target.read_text(), (page, href)
 
 
 def test_monthly_ranking_page_shows_the_published_ranking(sample_site, site_warehouse):
     monthly = published(site_warehouse, "simultane_monthly").filter(pl.col("month") == "2026-11")
     html = (sample_site / "simultane/2026-11/index.html").read_text()
-    rows = re.findall(r'<tr><td class="num">(\d+)</td><th scope="row"><a href="[^"]+">([^<]+)'
-                      r'</a></th><td class="num">([\d,]+)</td>', html)  # fmt: skip
+    rows = re.findall(r'<tr id="p-([^"]+)"><td class="num">(\d+)</td><th scope="row">'
+                      r'<a href="[^"]+">([^<]+)</a></th><td class="num">([\d,]+)</td>',
+                      html)  # fmt: skip
     expected = monthly.sort("rank_indice", "player_id").select(
-        pl.col("rank_indice").cast(pl.String), "player_id", num(pl.col("indice"), 2, "fr")
-    )
-    assert rows == expected.rows()
+        "player_id", pl.col("rank_indice").cast(pl.String), pl.col("player_id").alias("p"),
+        num(pl.col("indice"), 2, "fr").alias("shown"),
+    )  # fmt: skip
+    assert rows == expected.rows()  # each row with its anchor (players' pages link to it)
     assert 'lang="fr"' in html and "Indice" in html and "% actuel" in html
 
 
@@ -327,9 +338,9 @@ def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
             assert (page.parent / href.split("?")[0]).resolve().is_file(), (page, href)
 
 
-def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_site,
-                                                                         site_warehouse,
-                                                                         tmp_path):  # fmt: skip
+def test_a_day_of_matches_whose_rows_changed_is_made_again_the_others_are_linked(
+    sample_site, site_warehouse, tmp_path
+):
     wh = Warehouse(site_warehouse)
     deals = wh.scan("ff_deal_results").collect()
     match = deals["match_id"].sort()[0]
@@ -344,12 +355,17 @@ def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_s
         return wh.scan(name)
 
     report = build_site(read_table, tmp_path / "next", previous=sample_site)
-    page = f"face-a-face/matches/{match}.html"
-    assert page in report.written_paths
-    assert '<td class="num">97</td>' in (tmp_path / "next" / page).read_text()
-    others = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
-    assert others == [page]  # the other matches: linked without being made again
-    other = next(p for p in (sample_site / "face-a-face/matches").iterdir() if p.stem != match)
+    days = [p for p in report.written_paths if p.startswith("face-a-face/matches/")]
+    assert len(days) == 1  # the day of that match; the other days: linked, not made again
+    html = (tmp_path / "next" / days[0]).read_text()
+    section = html.split(f'id="m-{match}"')[1].split("</article>")[0]
+    assert '<th scope="row" class="num">1</th><td>' in section
+    assert re.search(r'<th scope="row" class="num">1</th>(<td[^>]*>[^<]*</td>){4}'
+                     r'<td class="num">97</td>', section)  # fmt: skip
+    assert '<td class="num">97</td>' not in (sample_site / days[0]).read_text().split(
+        f'id="m-{match}"')[1].split("</article>")[0]  # fmt: skip
+    other = next(p for p in (sample_site / "face-a-face/matches").iterdir()
+                 if p.name != days[0].rsplit("/", 1)[1])  # fmt: skip
     linked = tmp_path / "next/face-a-face/matches" / other.name
     assert os.stat(linked).st_ino == os.stat(other).st_ino
 
@@ -357,8 +373,9 @@ def test_a_match_whose_rows_changed_is_made_again_the_others_are_linked(sample_s
 def test_pages_are_made_again_when_what_surrounds_their_rows_changes(sample_site,
                                                                      site_warehouse,
                                                                      tmp_path):  # fmt: skip
-    """The rows of a match did not change, but the navigation of every page did (November's
-    bridge events are gone): the match pages are made again, not linked."""
+    """The rows of the matches did not change, but the navigation of every page did
+    (November's bridge events are gone): the pages of the days of matches are made again, not
+    linked."""
     wh = Warehouse(site_warehouse)
 
     def read_table(name):
@@ -394,3 +411,122 @@ def test_a_player_whose_window_moved_gets_a_new_curve(sample_site, site_warehous
     fills = re.findall(r'<circle class="point"[^>]* fill="(\w+)"',
                        (tmp_path / "next" / page).read_text())  # fmt: skip
     assert fills[0] == "grey" and set(fills[1:]) == {"red"}
+
+
+def test_ranks_moving_in_the_latest_month_rewrite_the_rankings_not_the_players_pages(
+    sample_site, site_warehouse, tmp_path
+):
+    """Others played: every rank of the month in progress moved, no player's own results did.
+    The month's rankings are made again; the players' pages are linked, not made (they show
+    that month's rank as a link to the player's row of the ranking, earlier months' ranks as
+    numbers)."""
+    wh = Warehouse(site_warehouse)
+    moved = {"simultane_monthly": "rank_indice", "ff_monthly_ranking": "rank"}
+
+    def read_table(name):
+        frame = wh.scan(name)
+        if name in moved:
+            rank = moved[name]
+            return frame.with_columns(
+                pl.when(pl.col("month") == "2026-11").then(pl.col(rank) + 1)
+                .otherwise(pl.col(rank)).alias(rank)
+            )  # fmt: skip
+        return frame
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert {"simultane/2026-11/index.html", "face-a-face/2026-11/index.html"} <= set(
+        report.written_paths
+    )
+    assert [p for p in report.written_paths if "/joueurs/" in p] == []
+    monthly = published(site_warehouse, "simultane_monthly")
+    player = monthly.filter(pl.col("month") == "2026-10").sort("rank_indice")[0, "player_id"]
+    assert player in set(monthly.filter(pl.col("month") == "2026-11")["player_id"])
+    html = (tmp_path / "next" / f"simultane/joueurs/{player}.html").read_text()
+    assert (f'<a href="../../simultane/2026-11/index.html#p-{player}">voir le classement</a>'
+            in html)  # fmt: skip
+    assert '<td class="num">1</td>' in html.split("2026-10</a></th>")[1].split("</tr>")[0]
+    ranking = (tmp_path / "next/simultane/2026-11/index.html").read_text()
+    assert f'<tr id="p-{player}">' in ranking
+
+
+def test_only_the_bridge_events_whose_rows_changed_are_made_again(
+    sample_site, site_warehouse, tmp_path, monkeypatch
+):
+    from flows.site import bridge
+
+    wh = Warehouse(site_warehouse)
+    boards = wh.scan("bridge_board_results").collect()
+    events = sorted(boards["event_id"].unique().to_list())
+    assert len(events) > 1
+    changed = events[0]
+    made: list[str] = []
+    event_pages = bridge.event_pages
+
+    def recording(standings, *args):
+        made.extend(standings["event_id"].unique().to_list())
+        return event_pages(standings, *args)
+
+    monkeypatch.setattr(bridge, "event_pages", recording)
+
+    def read_table(name):
+        if name == "bridge_board_results":  # one table of one board of one event re-keyed
+            first = (pl.col("event_id") == changed) & (pl.int_range(pl.len()) == 0)
+            return boards.with_columns(
+                contract=pl.when(first).then(pl.lit("7NT")).otherwise(pl.col("contract"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert made == [changed]  # the other events: linked without being made
+    written = [p for p in report.written_paths if p.startswith("bridge/tournois/")]
+    assert written and all(p.startswith(f"bridge/tournois/{changed}/") for p in written)
+    assert report.pages == len(list((tmp_path / "next").rglob("*.html")))
+    again = build_site(wh.scan, tmp_path / "back", previous=tmp_path / "next")
+    assert sorted(p for p in again.written_paths if p.startswith("bridge/")) == written
+
+
+def test_a_past_month_whose_ranking_changed_is_made_again(sample_site, site_warehouse, tmp_path):
+    """Month pages keep their page when their rows did not change: a change in a past month
+    (a backfill) must still reach its ranking, and only its pages."""
+    wh = Warehouse(site_warehouse)
+    ranking = wh.scan("ff_monthly_ranking").collect()
+    player = ranking.filter(pl.col("month") == "2026-10").sort("rank")[0, "player_id"]
+
+    def read_table(name):
+        if name == "ff_monthly_ranking":
+            return ranking.with_columns(
+                points=pl.when((pl.col("month") == "2026-10") & (pl.col("player_id") == player))
+                .then(pl.lit(12345.0))
+                .otherwise(pl.col("points"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    assert set(report.written_paths) == {
+        "face-a-face/2026-10/index.html",
+        f"face-a-face/joueurs/{player}.html",
+    }
+    assert "12345,00" in (tmp_path / "next/face-a-face/2026-10/index.html").read_text()
+
+
+def test_a_day_whose_standings_changed_is_made_again_the_other_days_are_linked(
+    sample_site, site_warehouse, tmp_path
+):
+    wh = Warehouse(site_warehouse)
+    daily = wh.scan("simultane_daily").collect()
+    day = daily["date"].min()
+    player = daily.filter(pl.col("date") == day)[0, "player_id"]
+
+    def read_table(name):
+        if name == "simultane_daily":
+            return daily.with_columns(
+                indice=pl.when((pl.col("date") == day) & (pl.col("player_id") == player))
+                .then(pl.lit(99.99))
+                .otherwise(pl.col("indice"))
+            )
+        return wh.scan(name)
+
+    report = build_site(read_table, tmp_path / "next", previous=sample_site)
+    page = f"simultane/{day:%Y-%m}/{day}.html"
+    assert report.written_paths == [page]
+    assert "99,99" in (tmp_path / "next" / page).read_text()
