@@ -257,7 +257,7 @@ def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
     """One file for the partition (files written before a column was added read as nulls)."""
     files = ctx.wh.files(table, [partition], ctx.tx.ops)
     if len(files) > 1:
-        scans = [pl.scan_parquet(f) for f in files]
+        scans = [ctx.wh.scan_files([f]) for f in files]
         ctx.tx.put(layer, table, partition, pl.concat(scans, how="diagonal_relaxed"))
 
 
@@ -271,7 +271,7 @@ def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
     if not files:
         return []
     counts = (
-        pl.scan_parquet(files)
+        ctx.wh.scan_files(files)
         .group_by("rule")
         .agg(
             pl.len().alias("lines"),
