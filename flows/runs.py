@@ -34,11 +34,17 @@ class Runner:
     """How the pieces of a run are executed: `ingest(ctx)` and `history(ctx, competition,
     first)` return their result; `month(ctx, competition, part)` returns a future (all the
     partitions are submitted before any is awaited, so a pool or a cluster runs them at once).
+    A sharded history (Simultané: per player) submits `shard(ctx, competition, plan, k)` for
+    every shard, then calls `finish(ctx, competition, plan, shard_ops)`; `parallelism` is how
+    many tasks can run at once (the cluster's worker threads), the least number of shards.
     """
 
     ingest: Callable[[StepContext], tuple]
     month: Callable[[StepContext, str, str], Future]
     history: Callable[[StepContext, str, str], list[dict]]
+    shard: Callable[[StepContext, str, Any, int], Future]
+    finish: Callable[[StepContext, str, Any, list[dict]], list[dict]]
+    parallelism: int = 1
 
 
 class Done:
@@ -55,7 +61,21 @@ PLAIN = Runner(
     ingest=lambda ctx: ingest_step(ctx, [ctx.settings.landing]),
     month=lambda ctx, competition, part: Done(STEPS[competition].month(ctx, part)),
     history=lambda ctx, competition, first: STEPS[competition].history(ctx, first),
+    shard=lambda ctx, c, plan, k: Done(STEPS[c].sharded.shard(ctx, plan, k)),
+    finish=lambda ctx, c, plan, ops: STEPS[c].sharded.finish(ctx, plan, ops),
 )
+
+
+def history(ctx: StepContext, competition: str, first: str, runner: Runner) -> list[dict]:
+    """The operations of a competition's history tables from month `first`: one task, or
+    shards of players submitted all at once and one task that finishes."""
+    sharded = STEPS[competition].sharded
+    if sharded is None:
+        return runner.history(ctx, competition, first)
+    plan = sharded.plan(ctx, first, runner.parallelism)
+    futures = [runner.shard(ctx, competition, plan, k) for k in range(plan.shards)]
+    shard_ops = [op for future in futures for op in future.result()]
+    return runner.finish(ctx, competition, plan, shard_ops)
 
 
 @dataclasses.dataclass
@@ -109,7 +129,7 @@ def rebuild(
             with progress.stage(f"history {competition}") as bar:
                 bar.update(detail=f"from {first}")
                 history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
-                ops += runner.history(history_ctx, competition, first)
+                ops += history(history_ctx, competition, first, runner)
         rebuilt[competition] = parts
     for competition, parts in rebuilt.items():
         ops.append({"op": "clean", "competition": competition, "months": parts})
@@ -153,7 +173,7 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
         if as_of is not None and not summary.rebuilt.get("simultane"):
             # % actuel and in_window move with the date even without new data
             first = month_of(as_of, settings.timezone)
-            tx.extend(runner.history(ctx.with_pending(tx.ops), "simultane", first))
+            tx.extend(history(ctx.with_pending(tx.ops), "simultane", first, runner))
         summary.published = bool(tx.ops)
     return summary
 
