@@ -17,7 +17,7 @@ import polars as pl
 
 from flows.steps.context import RAW, StepContext, buckets, compact_bronze, in_bucket, resolved
 from flows.steps.isolate import failure_issues, isolated
-from transforms.calendar import end_of_day, month_of
+from transforms.calendar import day_expr, end_of_day, month_of
 from transforms.issues import DATA_ISSUES_SCHEMA
 
 TOURNAMENT = "tournament_id"
@@ -108,7 +108,7 @@ def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryP
         wh.scan("simultane_tournament_results", pending=pending)
         .filter(pl.col("month") >= first)
         .group_by("month", "player_id")
-        .agg((pl.len() * pl.col("tournament_start").dt.date().n_unique()).alias("rows"))
+        .agg((pl.len() * day_expr("tournament_start", opts.timezone).n_unique()).alias("rows"))
         .select(pl.col("rows").sum())
         .collect()
         .item()

@@ -40,7 +40,7 @@ from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
 from flows.storage.options import StorageOptions
-from flows.storage.store import POINTER, open_store, safe_path, sha256_of
+from flows.storage.store import POINTER, STAGING, open_store, safe_path, sha256_of
 
 PUBLICATIONS = "_publications"
 MANIFEST = "manifest.json"
@@ -216,7 +216,8 @@ class Warehouse:
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
         exit its operations are published in one commit, then old files are collected and
         `after_publish()` runs (still under the lock: e.g. the results site of the new
-        publication). On an exception nothing is published and nothing is deleted."""
+        publication). On an exception before the swap nothing is published and nothing but
+        this run's own unpublished files is deleted."""
         if self.root is not None and "," in str(self.root):
             raise UserError(
                 f"the warehouse path {self.root} contains a comma, which DuckDB's "
@@ -236,8 +237,29 @@ class Warehouse:
                         collect_garbage(self, retention_days)
                     if after_publish is not None:
                         after_publish()
+            except BaseException:
+                self._take_back(run_id)
+                raise
             finally:
                 tx.discard_staging()
+                if self.store.kind == "local":
+                    # every step's staging folder of this run (we hold the lock: nothing else
+                    # stages here), also after a failure (a full disk must not stay full);
+                    # on object storage staging folders are local temporary ones
+                    self.store.delete_tree(STAGING)
+
+    def _take_back(self, run_id: str) -> None:
+        """After a failure: unless the pointer names this run's publication (it failed after
+        its swap), delete the files it wrote. Its own publication, not "the base": on object
+        storage a run that lost the race finds another run's publication current."""
+        try:
+            current = self.store.read_pointer() or ""
+        except Exception:  # noqa: BLE001 - the original failure is the one to report
+            return
+        if not current.endswith(f"-{run_id}"):
+            from flows.storage.retention import remove_run_files
+
+            remove_run_files(self, run_id)
 
     def transaction(self, run_id: str) -> Transaction:
         return Transaction(self, run_id)
