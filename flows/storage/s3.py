@@ -24,11 +24,13 @@ What replaces the file system's guarantees:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import re
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -41,6 +43,8 @@ from flows.storage.store import POINTER, Conflict, Entry, StoreError, safe_path
 POINTER_OBJECT = POINTER + ".json"
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 SHA_KEY = "sha256"  # user metadata of every object written (x-amz-meta-sha256)
+_SHARED: dict[tuple, object] = {}  # s3fs file systems of this process, by configuration
+_SHARED_LOCK = threading.Lock()
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -69,7 +73,7 @@ class S3Store:
         self.url = f"s3://{self.bucket}" + (f"/{self.prefix}" if self.prefix else "")
         self.options = options or StorageOptions()
         self.gc_grace_s = self.options.gc_grace_hours * 3600
-        self._fs = None
+        self._fs = self._duckdb_fs = None
         self._config: dict | None = None
         self._etags: dict[str | None, str] = {}  # pointer target -> ETag it was read with
 
@@ -77,7 +81,7 @@ class S3Store:
         return f"S3Store({self.url})"
 
     def __getstate__(self) -> dict:  # a file system and its event loop are not sent along
-        return {**self.__dict__, "_fs": None}
+        return {**self.__dict__, "_fs": None, "_duckdb_fs": None}
 
     # ------------------------------------------------------------------ connection
     def config(self) -> dict:
@@ -107,16 +111,37 @@ class S3Store:
     @property
     def fs(self):
         if self._fs is None:
-            import s3fs
-
-            c = self.config()
-            config_kwargs = {"s3": {"addressing_style": "path"}} if c["endpoint"] else {}
-            self._fs = s3fs.S3FileSystem(
-                key=c["key"], secret=c["secret"], token=c["token"], anon=c["key"] is None,
-                endpoint_url=c["endpoint"], client_kwargs={"region_name": c["region"]},
-                config_kwargs=config_kwargs, use_listings_cache=False, skip_instance_cache=True,
-            )  # fmt: skip
+            self._fs = self._new_fs()
         return self._fs
+
+    def _new_fs(self, cls=None):
+        """The s3fs file system of this configuration, one per process and class: making its
+        client costs a quarter of a second (botocore's session), so stores opened one after
+        the other (each query, each task) share it."""
+        import s3fs
+
+        c = self.config()
+        cls = cls or s3fs.S3FileSystem
+        ident = (cls.__name__, os.getpid(), *sorted(c.items()))
+        with _SHARED_LOCK:
+            if ident not in _SHARED:
+                config_kwargs = {"s3": {"addressing_style": "path"}} if c["endpoint"] else {}
+                _SHARED[ident] = cls(
+                    key=c["key"], secret=c["secret"], token=c["token"], anon=c["key"] is None,
+                    endpoint_url=c["endpoint"], client_kwargs={"region_name": c["region"]},
+                    config_kwargs=config_kwargs, use_listings_cache=False,
+                    skip_instance_cache=True,
+                )  # fmt: skip
+            return _SHARED[ident]
+
+    @property
+    def duckdb_fs(self):
+        """The file system DuckDB reads through: s3fs, the description (HEAD) of each Parquet
+        object kept once read — DuckDB asks for a file's size and time a dozen times, and the
+        data files duplirank writes are never modified (new files get new names)."""
+        if self._duckdb_fs is None:
+            self._duckdb_fs = self._new_fs(_described_once())
+        return self._duckdb_fs
 
     @property
     def polars_options(self) -> dict:
@@ -163,7 +188,7 @@ class S3Store:
 
     def prepare_duckdb(self, con) -> None:
         """Register the s3fs file system on a DuckDB connection (no httpfs extension here)."""
-        con.register_filesystem(self.fs)
+        con.register_filesystem(self.duckdb_fs)
 
     def cache_folder(self, name: str) -> Path:
         """A local folder of this machine for this warehouse (`storage.cache_dir`, default
@@ -328,6 +353,13 @@ class S3Store:
     def prune_empty_folders(self, prefix: str) -> None:
         pass  # object stores have no folders
 
+    def in_flight(self, prefix: str) -> bool:
+        """Whether the objects under `prefix` may be a run's in progress on another machine
+        (no lock on object storage): all written within `storage.gc_grace_hours`."""
+        young = datetime.now(UTC).timestamp() - self.gc_grace_s
+        times = [entry.mtime for entry in self.list(prefix)]
+        return bool(times) and min(times) > young
+
     # ------------------------------------------------------------------ pointer
     def read_pointer(self) -> str | None:
         """The current publication folder, as `current.json` names it (None: no publication
@@ -443,6 +475,25 @@ class S3Store:
                 text = " ".join(str(err).split())[:200]
                 raise StoreError(f"warehouse {self.url}: cannot {what}: {text}") from err
             raise
+
+
+@functools.cache
+def _described_once():
+    """An s3fs file system class that keeps the description of every object it has read."""
+    import s3fs
+
+    class DescribedOnce(s3fs.S3FileSystem):
+        async def _info(self, path, *args, **kwargs):
+            infos = self.__dict__.setdefault("_infos", {})
+            name = self._strip_protocol(path)
+            if name not in infos:
+                info = await super()._info(path, *args, **kwargs)
+                if info.get("type") != "file" or not name.endswith(".parquet"):
+                    return info
+                infos[name] = info
+            return dict(infos[name])
+
+    return DescribedOnce
 
 
 def _read_body(fs, response) -> bytes:

@@ -268,6 +268,11 @@ class LocalStore:
                 with contextlib.suppress(OSError):
                     os.rmdir(folder)  # only succeeds when empty
 
+    def in_flight(self, prefix: str) -> bool:
+        """Whether the files under `prefix` may be a run's in progress elsewhere: never here
+        (runs hold the lock)."""
+        return False
+
     # ------------------------------------------------------------------ pointer
     def read_pointer(self) -> str | None:
         """The current publication folder (`_publications/…`), or None.

@@ -90,7 +90,10 @@ class Warehouse:
             return self._pinned
         pointer = self.store.read_pointer()
         if pointer is None:
-            if self.store.folders(PUBLICATIONS):
+            folders = self.store.folders(PUBLICATIONS)
+            # on object storage, a first publication being written by a run elsewhere is not
+            # a lost pointer (its conditional swap decides which run publishes first)
+            if any(not self.store.in_flight(f"{PUBLICATIONS}/{f}") for f in folders):
                 raise UserError(
                     f"warehouse {self.store.url}: its current publication is missing; "
                     + RECOVER_HINT
