@@ -51,10 +51,17 @@ def _where(name: str) -> None:
     task run (a file per task run: its name and the process id)."""
     folder = os.environ.get("_DUPLIRANK_TASK_LOG")
     if folder:
-        from prefect.runtime import task_run
+        from prefect.runtime import flow_run, task_run
 
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = None
         record = {"task": name, "run": task_run.get_name(), "id": task_run.get_id(),
-                  "pid": os.getpid()}  # fmt: skip
+                  "flow_run": flow_run.get_id(), "pid": os.getpid(),
+                  "worker": worker}  # fmt: skip
         with open(os.path.join(folder, f"{uuid.uuid4().hex}.json"), "w") as handle:
             json.dump(record, handle)
 
