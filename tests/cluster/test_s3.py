@@ -137,6 +137,8 @@ def test_two_runs_racing_on_one_bucket_one_publishes_the_other_stops_and_no_line
     assert Warehouse(remote).version() == 1
     pointer = json.loads(s3.fs.cat(f"{s3.name}/wh/current.json"))
     assert pointer["publication"].startswith("_publications/00000001-")
+    manifests = [k for k in s3.keys("wh") if k.endswith("/manifest.json")]
+    assert manifests == [f"{pointer['publication']}/manifest.json"]  # A's files taken back
 
     nightly_run(settings(remote, second))  # A again: its files were not logged as read
     reference = tmp_path / "reference"  # B then A, one after the other
