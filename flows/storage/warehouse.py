@@ -92,8 +92,12 @@ class Warehouse:
         if pointer is None:
             folders = self.store.folders(PUBLICATIONS)
             # on object storage, a first publication being written by a run elsewhere is not
-            # a lost pointer (its conditional swap decides which run publishes first)
-            if any(not self.store.in_flight(f"{PUBLICATIONS}/{f}") for f in folders):
+            # a lost pointer (its conditional swap decides which run publishes first): only
+            # version 1 folders, all younger than the grace period; anything else was current
+            if any(
+                not f.startswith("00000001-") or not self.store.in_flight(f"{PUBLICATIONS}/{f}")
+                for f in folders
+            ):
                 raise UserError(
                     f"warehouse {self.store.url}: its current publication is missing; "
                     + RECOVER_HINT

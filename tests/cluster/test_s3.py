@@ -189,6 +189,9 @@ def test_verify_recover_and_a_damaged_object_on_s3(s3, tmp_path, capsys):
     assert cli.main(["verify", "--warehouse", remote]) == 0
     capsys.readouterr()
 
+    s3.fs.rm(f"{s3.name}/wh/current.json")  # a lost pointer (publication 2 exists)
+    assert cli.main(["nightly", "--warehouse", remote, "--landing", str(SAMPLE), "-q"]) == 2
+    assert "current publication is missing" in capsys.readouterr().err
     s3.fs.pipe(f"{s3.name}/wh/current.json", b"{")  # a damaged pointer
     assert cli.main(["nightly", "--warehouse", remote, "--landing", str(SAMPLE), "-q"]) == 2
     assert "duplirank recover" in capsys.readouterr().err
