@@ -81,9 +81,34 @@ examples:
 def _settings(args):
     from flows.settings import load_settings
 
-    return load_settings(
+    settings = load_settings(
         warehouse=getattr(args, "warehouse", None), landing=getattr(args, "landing", None)
     )
+    flags = {
+        "runner": getattr(args, "runner", None),
+        "scheduler_address": getattr(args, "scheduler", None),
+        "workers": getattr(args, "workers", None),
+    }
+    if any(v is not None for v in flags.values()):
+        import dataclasses
+
+        from flows.cluster_options import ClusterOptions
+        from transforms.option_checks import OptionError
+
+        given = {k: v for k, v in flags.items() if v is not None}
+        if "runner" not in given and settings.cluster.runner != "dask":
+            given["runner"] = "dask"  # --scheduler / --workers mean a Dask cluster
+        try:
+            cluster = ClusterOptions(**{**dataclasses.asdict(settings.cluster), **given})
+        except OptionError as err:
+            raise UserError(f"setting cluster.{err}") from None
+        settings = settings.model_copy(update={"cluster": cluster})
+    return settings
+
+
+def _location(text: str):
+    """A `--warehouse` / `--landing` value: a local folder, or a URL kept as text."""
+    return text if "://" in text else Path(text)
 
 
 def _is_local(path: Path) -> bool:
@@ -212,7 +237,12 @@ def cmd_sql(args) -> int:
     if args.sandbox:  # before DuckDB starts its threads: see flows/sandbox.py
         from flows.sandbox import deny_writes
 
-        deny_writes([spill_folder(limits, settings.warehouse)])
+        writable = [spill_folder(limits, settings.warehouse)]
+        if not _is_local(settings.warehouse):  # the views databases fetched from the store
+            from flows.runs import open_warehouse
+
+            writable.append(open_warehouse(settings).store.cache_folder("objects"))
+        deny_writes(writable)
     if sys.stdout is None:
         raise UserError("standard output is closed")
     printed = print_sql(settings.warehouse, query, params, args.format, limits, sys.stdout)
@@ -273,12 +303,12 @@ def _positive(kind):
 
 
 def cmd_verify(args) -> int:
+    from flows.runs import open_warehouse
     from flows.storage.retention import verify
-    from flows.storage.warehouse import Warehouse
 
     settings = _settings(args)
     _existing_folder(settings.warehouse, "warehouse")
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     problems = verify(wh)
     for problem in problems:
         print(problem)
@@ -292,12 +322,12 @@ def cmd_verify(args) -> int:
 
 
 def cmd_recover(args) -> int:
+    from flows.runs import open_warehouse
     from flows.storage.retention import recover
-    from flows.storage.warehouse import Warehouse
 
     settings = _settings(args)
     _existing_folder(settings.warehouse, "warehouse")
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     with wh.store.lock(settings.lock_wait_s):
         folder = recover(wh)
     print(f"current publication: {folder}")
@@ -405,20 +435,22 @@ def _prefect_api() -> str:
 
 
 def cmd_site(args) -> int:
+    from flows.runs import open_warehouse, site_in_warehouse
     from flows.site import publish_site
-    from flows.storage.warehouse import Warehouse
 
     settings = _settings(args)
     _existing_folder(settings.warehouse, "warehouse")
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     if wh.publication() is None:
-        raise UserError(f"no published tables in {wh.root} (run `duplirank nightly` first)")
-    out = args.out or wh.root / "site"
+        raise UserError(f"no published tables in {wh.store.url} (run `duplirank nightly` first)")
     if args.out is not None:
-        _new_folder_allowed(out, "--out")
+        _new_folder_allowed(args.out, "--out")
     with wh.store.lock(settings.lock_wait_s):  # one published state for every table read
+        if args.out is None:  # <warehouse>/site/, a local folder or objects
+            print(site_in_warehouse(wh, args.lang, settings))
+            return 0
         report = publish_site(
-            wh.scan, out, args.lang, timezone=settings.timezone,
+            wh.scan, args.out, args.lang, timezone=settings.timezone,
             window_results=settings.simultane.window_results,
         )  # fmt: skip
     print(report.text())
@@ -516,9 +548,10 @@ def build_parser() -> argparse.ArgumentParser:
         if warehouse:
             p.add_argument(
                 "--warehouse",
-                type=Path,
-                metavar="DIR",
-                help="warehouse folder (default: $DUPLIRANK_WAREHOUSE, else data/warehouse)",
+                type=_location,
+                metavar="DIR|URL",
+                help="warehouse folder or s3://bucket/prefix (default: $DUPLIRANK_WAREHOUSE, "
+                "else data/warehouse)",
             )
         p.set_defaults(func=func)
         return p
@@ -526,6 +559,27 @@ def build_parser() -> argparse.ArgumentParser:
     def quiet(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "-q", "--quiet", action="store_true", help="print only errors on stderr (no progress)"
+        )
+
+    def cluster(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--runner",
+            choices=("local", "dask"),
+            help="where the partition tasks run: local (threads of this process) or dask "
+            "(a Dask cluster; default: setting cluster.runner, local)",
+        )
+        p.add_argument(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="the Dask scheduler to use, e.g. tcp://10.0.0.5:8786 (implies --runner dask; "
+            "default: a local cluster started for the run)",
+        )
+        p.add_argument(
+            "--workers",
+            type=_at_least(1),
+            metavar="N",
+            help="worker processes of the local Dask cluster (implies --runner dask; default: "
+            "setting cluster.workers, 2)",
         )
 
     runs = (
@@ -556,13 +610,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--landing",
-        type=Path,
-        metavar="DIR",
-        help="landing folder (default: $DUPLIRANK_LANDING, else data/landing)",
+        type=_location,
+        metavar="DIR|URL",
+        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
+        "data/landing)",
     )
     p.add_argument(
         "--no-show", dest="show", action="store_false", help="don't print the rankings at the end"
     )
+    cluster(p)
     quiet(p)
 
     p = command("backfill", cmd_backfill, "recompute months from the bronze layer", epilog=runs)
@@ -576,6 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="YYYY-MM-DD",
         help="as-of date for %% actuel and in_window (default: latest data)",
     )
+    cluster(p)
     quiet(p)
 
     command("verify", cmd_verify, "check every published file against the manifest's checksums")
@@ -687,9 +744,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--landing",
-        type=Path,
-        metavar="DIR",
-        help="landing folder (default: $DUPLIRANK_LANDING, else data/landing)",
+        type=_location,
+        metavar="DIR|URL",
+        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
+        "data/landing)",
     )
     return parser
 

@@ -9,8 +9,12 @@ cached (a cache keyed on inputs would return stale results when a partition's fi
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
+import json
+import os
+import uuid
 from datetime import date
 
 from prefect import flow, task
@@ -42,26 +46,76 @@ RETRY = {"retries": 2, "retry_delay_seconds": 2, "retry_condition_fn": io_retry,
          "cache_policy": NO_CACHE}  # fmt: skip
 
 
+def _where(name: str) -> None:
+    """For the cluster tests: `_DUPLIRANK_TASK_LOG=<folder>` records which process ran each
+    task run (a file per task run: its name and the process id)."""
+    folder = os.environ.get("_DUPLIRANK_TASK_LOG")
+    if folder:
+        from prefect.runtime import flow_run, task_run
+
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = None
+        record = {"task": name, "run": task_run.get_name(), "id": task_run.get_id(),
+                  "flow_run": flow_run.get_id(), "pid": os.getpid(),
+                  "worker": worker}  # fmt: skip
+        with open(os.path.join(folder, f"{uuid.uuid4().hex}.json"), "w") as handle:
+            json.dump(record, handle)
+
+
 @task(name="ingest", **RETRY)
 def ingest_task(ctx: StepContext):
+    _where("ingest")
     return ingest_step(ctx, [ctx.settings.landing])
 
 
 @task(name="score-partition", task_run_name="{competition}-{part}", **RETRY)
 def month_task(ctx: StepContext, competition: str, part: str) -> list[dict]:
+    _where("score-partition")
     return STEPS[competition].month(ctx, part)
 
 
 @task(name="history", task_run_name="{competition}-from-{first}", **RETRY)
 def history_task(ctx: StepContext, competition: str, first: str) -> list[dict]:
+    _where("history")
     return STEPS[competition].history(ctx, first)
 
 
+@task(name="history-shard", task_run_name="{competition}-shard-{shard}", **RETRY)
+def shard_task(ctx: StepContext, competition: str, plan, shard: int) -> list[dict]:
+    """One shard of players of a history (Simultané: their blocks and days)."""
+    _where("history-shard")
+    return STEPS[competition].sharded.shard(ctx, plan, shard)
+
+
+@task(name="history-finish", task_run_name="{competition}-finish", **RETRY)
+def finish_task(ctx: StepContext, competition: str, plan, shard_ops: list[dict]) -> list[dict]:
+    """The shards' files published together, then what needs every player (ranks)."""
+    _where("history-finish")
+    return STEPS[competition].sharded.finish(ctx, plan, shard_ops)
+
+
+# every task but the ingest (which reads the landing of this machine) is submitted: on a
+# Dask task runner they run on the cluster's workers, on the default one in threads here
 PREFECT = Runner(
     ingest=ingest_task,
     month=lambda ctx, competition, part: month_task.submit(ctx, competition, part),
-    history=history_task,
+    history=lambda ctx, competition, first: history_task.submit(ctx, competition, first).result(),
+    shard=lambda ctx, competition, plan, k: shard_task.submit(ctx, competition, plan, k),
+    finish=lambda ctx, competition, plan, ops: finish_task.submit(
+        ctx, competition, plan, ops
+    ).result(),
 )
+
+
+def _runner(settings: Settings) -> Runner:
+    """The Prefect runner of this flow run, with the parallelism of its task runner."""
+    from flows.cluster import parallelism
+
+    return dataclasses.replace(PREFECT, parallelism=parallelism(settings))
 
 
 USER_ERROR = "user error: "
@@ -86,7 +140,7 @@ def nightly_flow(settings: Settings | None = None, as_of: date | None = None) ->
     """Ingest what is new in the landing folder, rescore the partitions it touches, publish.
     With no `settings` (a deployment), they come from the environment (`DUPLIRANK_…`)."""
     settings = settings or load_settings()
-    summary = nightly_run(settings, as_of, PREFECT)
+    summary = nightly_run(settings, as_of, _runner(settings))
     publish_artifacts(summary, settings, "nightly")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
@@ -99,7 +153,7 @@ def backfill_flow(
     """Recompute months first..last of every competition from bronze (every partition that can
     hold a record published in those months, whatever the settings)."""
     settings = settings or load_settings()
-    summary = backfill_run(settings, first, last, as_of, PREFECT)
+    summary = backfill_run(settings, first, last, as_of, _runner(settings))
     publish_artifacts(summary, settings, "backfill")  # Prefect artifacts (flows/artifacts.py)
     return summary
 
@@ -113,10 +167,18 @@ def backfill(settings: Settings, first: str, last: str, as_of: date | None = Non
 
 
 def _run(flow_fn, **kwargs):
-    """Run a flow; a user error inside it comes back as a UserError, others re-raise."""
+    """Run a flow; a user error inside it comes back as a UserError, others re-raise. With
+    `cluster.runner = dask` the flow's tasks go to a Dask cluster (flows/cluster.py), started
+    after the Prefect server so that its workers report to it."""
+    from flows.cluster import absolute, task_runner
     from flows.prefect_server import prefect_api
 
+    if kwargs["settings"].cluster.runner == "dask":
+        kwargs["settings"] = absolute(kwargs["settings"])
     with prefect_api():
+        runner = task_runner(kwargs["settings"])
+        if runner is not None:
+            flow_fn = flow_fn.with_options(task_runner=runner)
         state = flow_fn(**kwargs, return_state=True)
     if state.is_failed() and (state.message or "").startswith(USER_ERROR):
         raise UserError(state.message[len(USER_ERROR) :])

@@ -252,26 +252,25 @@ _CONNECTIONS = itertools.count()
 
 
 def connect_read_only(
-    warehouse: Path, limits: SqlLimits | None = None
+    warehouse: Path | str | Warehouse, limits: SqlLimits | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that reads the published tables of `warehouse` and nothing else.
 
     The views may name their files relative to the warehouse: `file_search_path` is its root.
+    On object storage (`s3://…`) the publication's views database is fetched to a local cache
+    (a publication never changes) and the s3fs file system is registered on the connection;
+    `allowed_paths` holds the full URIs of the listed files.
     """
     limits = limits or SqlLimits()
-    wh = Warehouse(warehouse)
-    root = wh.root
+    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    store, root = wh.store, wh.root
     publication = wh.publication()  # a damaged or missing publication: one line naming recover
-    database = root / publication / DATABASE if publication else root / DATABASE
-    if publication is None or not database.is_file():
-        raise UserError(f"no published tables in {root} (run `duplirank nightly` first)")
-    if "," in str(root):
-        raise UserError(
-            f"the warehouse path {root} contains a comma, which DuckDB's file_search_path "
-            "cannot hold: move or rename the folder"
-        )
+    if publication is None or not store.has(f"{publication}/{DATABASE}"):
+        raise UserError(f"no published tables in {store.url} (run `duplirank nightly` first)")
+    database = store.fetch(f"{publication}/{DATABASE}")
     files = published_files(wh)
-    _refuse_shadowing(root, files)
+    if root is not None:
+        _refuse_shadowing(root, files)
     spill = spill_folder(limits, root) / f"{os.getpid()}-{next(_CONNECTIONS)}"
     con = duckdb.connect()  # in memory: an instance of its own, with settings of its own
     try:
@@ -283,9 +282,9 @@ def connect_read_only(
                 con.execute(f"set {name} = $value", {"value": value})
             except duckdb.Error as err:
                 raise UserError(f"{setting} {value!r}: {_one_line(err)}") from None
+        store.prepare_duckdb(con)  # file_search_path, or the s3fs file system
         for name, value in (
             ("temp_directory", str(spill)),  # created by DuckDB when it spills, removed on close
-            ("file_search_path", str(root)),
             ("autoinstall_known_extensions", False),
             ("autoload_known_extensions", False),
             ("allow_community_extensions", False),
@@ -295,7 +294,7 @@ def connect_read_only(
             con.execute(f"set {name} = $value", {"value": value})
         con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
         con.execute("use duplirank")
-        allowed = files + [str(root / rel) for rel in files]
+        allowed = [path for rel in files for path in store.readable_paths(rel)]
         con.execute("set allowed_paths = $paths", {"paths": allowed})
         con.execute("set enable_external_access = false")
         con.execute("set lock_configuration = true")
@@ -322,6 +321,9 @@ def published_files(wh: Warehouse) -> list[str]:
     for rel in sorted(r for r in listed if isinstance(r, str)):
         path = PurePosixPath(rel)
         if path.is_absolute() or ".." in path.parts or path.suffix != ".parquet":
+            continue
+        if root is None:  # object storage: no links, and a missing object fails to read
+            files.append(str(path))
             continue
         real = (root / rel).resolve()
         if real.is_relative_to(root) and real.is_file():
@@ -350,13 +352,13 @@ def _refuse_shadowing(root: Path, files: list[str]) -> None:
             )
 
 
-def spill_folder(limits: SqlLimits, root: Path) -> Path:
+def spill_folder(limits: SqlLimits, root: Path | str | None) -> Path:
     """The folder DuckDB spills to, made private and never inside the warehouse.
 
     `sql.temp_directory`, or `$TMPDIR/duplirank-sql-<uid>` (0700, owned by us: like tmux's
     socket folder, it stays; each connection's files go in a sub-folder DuckDB removes).
     """
-    root = Path(root).resolve()
+    root = Path(root).resolve() if root is not None and "://" not in str(root) else None
     if limits.temp_directory is not None:
         folder = Path(limits.temp_directory).expanduser().absolute()
     else:
@@ -373,7 +375,7 @@ def spill_folder(limits: SqlLimits, root: Path) -> Path:
             f"{folder} is not a private folder of this user (mode 0700): remove it, or set "
             "sql.temp_directory"
         )
-    if folder.resolve().is_relative_to(root):
+    if root is not None and folder.resolve().is_relative_to(root):
         raise UserError(
             f"the spill folder {folder} is inside the warehouse: set sql.temp_directory"
         )
@@ -390,7 +392,7 @@ class Printed:
 
 
 def run_sql(
-    warehouse: Path,
+    warehouse: Path | str | Warehouse,
     query: str,
     params: dict | list | None = None,
     limits: SqlLimits | None = None,
@@ -406,7 +408,7 @@ def run_sql(
 
 
 def print_sql(
-    warehouse: Path,
+    warehouse: Path | str | Warehouse,
     query: str,
     params: dict | list | None = None,
     fmt: str = "table",

@@ -20,6 +20,7 @@ from flows.errors import UserError
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions, first_month
+from flows.storage.store import is_url
 from flows.storage.warehouse import Warehouse, new_run_id
 from transforms.calendar import month_of
 
@@ -33,11 +34,17 @@ class Runner:
     """How the pieces of a run are executed: `ingest(ctx)` and `history(ctx, competition,
     first)` return their result; `month(ctx, competition, part)` returns a future (all the
     partitions are submitted before any is awaited, so a pool or a cluster runs them at once).
+    A sharded history (Simultané: per player) submits `shard(ctx, competition, plan, k)` for
+    every shard, then calls `finish(ctx, competition, plan, shard_ops)`; `parallelism` is how
+    many tasks can run at once (the cluster's worker threads), the least number of shards.
     """
 
     ingest: Callable[[StepContext], tuple]
     month: Callable[[StepContext, str, str], Future]
     history: Callable[[StepContext, str, str], list[dict]]
+    shard: Callable[[StepContext, str, Any, int], Future]
+    finish: Callable[[StepContext, str, Any, list[dict]], list[dict]]
+    parallelism: int = 1
 
 
 class Done:
@@ -54,7 +61,21 @@ PLAIN = Runner(
     ingest=lambda ctx: ingest_step(ctx, [ctx.settings.landing]),
     month=lambda ctx, competition, part: Done(STEPS[competition].month(ctx, part)),
     history=lambda ctx, competition, first: STEPS[competition].history(ctx, first),
+    shard=lambda ctx, c, plan, k: Done(STEPS[c].sharded.shard(ctx, plan, k)),
+    finish=lambda ctx, c, plan, ops: STEPS[c].sharded.finish(ctx, plan, ops),
 )
+
+
+def history(ctx: StepContext, competition: str, first: str, runner: Runner) -> list[dict]:
+    """The operations of a competition's history tables from month `first`: one task, or
+    shards of players submitted all at once and one task that finishes."""
+    sharded = STEPS[competition].sharded
+    if sharded is None:
+        return runner.history(ctx, competition, first)
+    plan = sharded.plan(ctx, first, runner.parallelism)
+    futures = [runner.shard(ctx, competition, plan, k) for k in range(plan.shards)]
+    shard_ops = [op for future in futures for op in future.result()]
+    return runner.finish(ctx, competition, plan, shard_ops)
 
 
 @dataclasses.dataclass
@@ -108,26 +129,39 @@ def rebuild(
             with progress.stage(f"history {competition}") as bar:
                 bar.update(detail=f"from {first}")
                 history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
-                ops += runner.history(history_ctx, competition, first)
+                ops += history(history_ctx, competition, first, runner)
         rebuilt[competition] = parts
     for competition, parts in rebuilt.items():
         ops.append({"op": "clean", "competition": competition, "months": parts})
     return ops, rebuilt
 
 
+def open_warehouse(settings: Settings) -> Warehouse:
+    """The warehouse of the settings (a local folder or `s3://…`, with `storage.*`)."""
+    return Warehouse(settings.warehouse, settings.storage)
+
+
+def run_context(settings: Settings, tx, as_of: date | None = None) -> StepContext:
+    """The steps' context of a run: they read the publication the run builds on."""
+    return StepContext(settings, tx.run_id, as_of, base=tx.base, pinned=True)
+
+
 def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = PLAIN) -> Summary:
     """Ingest what is new in the landing folder, rescore the partitions it touches, publish."""
     landing = settings.landing
-    if landing.is_file():
-        raise UserError(f"landing {landing} is a file; give the folder the servers drop logs into")
-    if not landing.is_dir():
-        raise UserError(f"landing folder {landing} does not exist")
+    if not is_url(landing):
+        if landing.is_file():
+            raise UserError(
+                f"landing {landing} is a file; give the folder the servers drop logs into"
+            )
+        if not landing.is_dir():
+            raise UserError(f"landing folder {landing} does not exist")
     summary = Summary(new_run_id())
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
                 after_publish=site) as tx:  # fmt: skip
-        ctx = StepContext(settings, summary.run_id, as_of)
+        ctx = run_context(settings, tx, as_of)
         with progress.stage("ingest", unit="files") as bar:
             summary.ingest, ops = runner.ingest(ctx)
             progress.count_ingest(bar, summary.ingest)
@@ -139,7 +173,7 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
         if as_of is not None and not summary.rebuilt.get("simultane"):
             # % actuel and in_window move with the date even without new data
             first = month_of(as_of, settings.timezone)
-            tx.extend(runner.history(ctx.with_pending(tx.ops), "simultane", first))
+            tx.extend(history(ctx.with_pending(tx.ops), "simultane", first, runner))
         summary.published = bool(tx.ops)
     return summary
 
@@ -150,11 +184,11 @@ def backfill_run(
     """Recompute months first..last of every competition from bronze (every partition that can
     hold a record published in those months, whatever the settings)."""
     summary = Summary(new_run_id())
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
                 after_publish=site) as tx:  # fmt: skip
-        ctx = StepContext(settings, summary.run_id, as_of)
+        ctx = run_context(settings, tx, as_of)
         plan = backfill_partitions(ctx, first, last)
         if not any(plan.values()):
             raise UserError(f"no bronze data between {first} and {last} in {wh.store.url}")
@@ -170,15 +204,9 @@ def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
     tables: the next run rebuilds the site."""
     if not settings.site.enabled:
         return
-    from flows.site import publish_site as build
-
     try:
         with progress.stage("site"):
-            report = build(
-                wh.scan, wh.root / "site", settings.site.lang, timezone=settings.timezone,
-                window_results=settings.simultane.window_results,
-            )  # fmt: skip
-        summary.site = report.text()
+            summary.site = site_in_warehouse(wh, settings.site.lang, settings)
     except Exception as err:  # noqa: BLE001 — the tables are published; the site waits
         from flows import runlog
 
@@ -187,15 +215,42 @@ def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
         progress.note(summary.site)
 
 
+def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
+    """Rebuild `<warehouse>/site/` from the current publication; returns what it did.
+
+    On a local folder the site is built beside it and swapped in (flows/site). On object
+    storage it is built in a local cache folder kept between runs (so unchanged pages are
+    reused), then mirrored object by object: only the pages whose bytes changed are uploaded,
+    the page index last, and pages that no longer exist are deleted. Each page is replaced
+    whole, but the site as a whole is not swapped atomically (S3 has no rename): during the
+    upload a reader may see some pages of the new site beside pages of the old one."""
+    from flows.site import publish_site as build
+
+    def make(out) -> object:
+        return build(
+            wh.scan, out, lang, timezone=settings.timezone,
+            window_results=settings.simultane.window_results,
+        )  # fmt: skip
+
+    if wh.root is not None:
+        return make(wh.root / "site").text()
+    report = make(wh.store.cache_folder("site") / "site")
+    uploaded, deleted = wh.store.mirror(report.out, "site")
+    return (
+        f"site: {report.pages} pages in {wh.store.uri('site')} ({uploaded} uploaded, "
+        f"{deleted} deleted, the others unchanged) in {report.seconds:.1f} s"
+    )
+
+
 def ingest_run(
     settings: Settings, paths: list[Path], run_id: str | None = None, progress=None
 ) -> Summary:
     """`duplirank ingest`: validate and load files into bronze, publish, mark partitions dirty
     (the next nightly rescores them). `progress(files done, lines read)`."""
     summary = Summary(run_id or new_run_id(), rescoring=False)
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        ctx = StepContext(settings, summary.run_id)
+        ctx = run_context(settings, tx)
         summary.ingest, ops = ingest_step(ctx, list(paths), progress)
         tx.extend(ops)
         summary.published = bool(tx.ops)
@@ -206,9 +261,9 @@ def replay_run(settings: Settings, reason: str | None = None) -> Summary:
     """`duplirank ingest --replay-quarantine [--reason TEXT]`: quarantined lines that now pass
     go to bronze (the next nightly rescores their partitions)."""
     summary = Summary(new_run_id(), rescoring=False)
-    wh = Warehouse(settings.warehouse)
+    wh = open_warehouse(settings)
     with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
-        summary.ingest, ops = replay_step(StepContext(settings, summary.run_id), reason)
+        summary.ingest, ops = replay_step(run_context(settings, tx), reason)
         tx.extend(ops)
         summary.published = bool(tx.ops)
     return summary

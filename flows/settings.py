@@ -19,9 +19,16 @@ import os
 import typing
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,17 +36,34 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from flows.cluster_options import ClusterOptions
 from flows.errors import UserError
 from flows.ingest.options import IngestOptions
 from flows.query import SqlLimits
 from flows.runlog import log_dir
 from flows.site.options import SiteOptions
+from flows.storage.options import StorageOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.option_checks import OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
 
 ENV_PREFIX = "DUPLIRANK_"
 NESTED = "__"
+
+
+def _location(value: Any) -> Any:
+    """A local folder as a Path; a URL (`s3://bucket/prefix`) kept as text (a Path would
+    fold its `//`)."""
+    if isinstance(value, str) and "://" in value:
+        scheme = value.split("://", 1)[0].lower()
+        if scheme not in ("s3", "s3a"):
+            raise ValueError(f"{value!r}: a local folder or s3://bucket/prefix")
+        return value
+    return Path(value) if isinstance(value, str) else value
+
+
+# a local folder (Path) or an object-store URL (str): `flows.storage.store.open_store`
+Location = Annotated[Path | str, BeforeValidator(_location)]
 
 
 class Settings(BaseSettings):
@@ -51,8 +75,12 @@ class Settings(BaseSettings):
         env_ignore_empty=True,
     )
 
-    warehouse: Path = Field(Path("data/warehouse"), description="warehouse folder")
-    landing: Path = Field(Path("data/landing"), description="folder the servers drop logs into")
+    warehouse: Location = Field(
+        Path("data/warehouse"), description="warehouse folder, or s3://bucket/prefix"
+    )
+    landing: Location = Field(
+        Path("data/landing"), description="folder the servers drop logs into (or s3://…)"
+    )
     timezone: str = Field("Europe/Paris", description="platform time zone (months, days)")
     lock_wait_s: float = Field(
         30.0, ge=0, allow_inf_nan=False, description="how long a run waits for another to finish"
@@ -73,6 +101,8 @@ class Settings(BaseSettings):
     sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
     ingest: IngestOptions = IngestOptions()
     site: SiteOptions = SiteOptions()  # the results site every nightly/backfill rebuilds
+    storage: StorageOptions = StorageOptions()  # object store of s3:// locations
+    cluster: ClusterOptions = ClusterOptions()  # where tasks run (--runner dask)
 
     @classmethod
     def settings_customise_sources(
@@ -220,8 +250,12 @@ def describe(err: ValidationError) -> str:
 def load_settings(**overrides: Any) -> Settings:
     """The settings (flags given as `overrides`), or a one-line `UserError`."""
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as err:
         raise UserError(describe(err)) from None
     except OptionError as err:  # raised outside pydantic (e.g. a dataclass given as override)
         raise UserError(f"setting {err}") from None
+    from flows.storage.store import configure
+
+    configure(settings.storage)  # every s3:// reader of this process uses them
+    return settings

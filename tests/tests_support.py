@@ -12,7 +12,7 @@ from flows.storage.warehouse import Warehouse
 def read_table(wh: Warehouse, table: str) -> pl.DataFrame:
     """All published rows of a table (as the manifest lists them)."""
     files = wh.files(table)
-    return pl.read_parquet(files) if files else pl.DataFrame()
+    return wh.scan_files(files).collect() if files else pl.DataFrame()
 
 
 # real KOPS results (tests/data/oracles/README.md), kept in the repository so a clone stands alone

@@ -72,7 +72,7 @@ def read_state(wh: Warehouse) -> LogState:
     files = wh.files("ingest_log")
     if not files:
         return LogState()
-    log = pl.scan_parquet(files, missing_columns="insert")
+    log = pl.scan_parquet(files, missing_columns="insert", storage_options=wh.store.polars_options)
     read = log.filter(pl.col("status").is_in(READ))
     shas, sizes, stats, top = pl.collect_all(
         [
@@ -123,7 +123,8 @@ def deliveries(wh: Warehouse) -> dict[str, int]:
     files = wh.files("ingest_log")
     if not files:
         return {}
-    log = pl.scan_parquet(files, missing_columns="insert").filter(
+    options = wh.store.polars_options
+    log = pl.scan_parquet(files, missing_columns="insert", storage_options=options).filter(
         pl.col("status").is_in(["ingested", "unreadable"]) & pl.col("delivery").is_not_null()
     )
     frame = log.group_by("sha256").agg(pl.col("delivery").min()).collect()

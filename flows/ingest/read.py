@@ -10,6 +10,10 @@ What cannot be read is a line of its own, quarantined with its reason, and the r
 on: a line longer than `max_line_bytes` (kept: its first KiB), and the rest of a gzip stream
 that is truncated or corrupt (kept: the partial last line, or nothing) — what decompressed
 before it is read normally.
+
+A landing location may be `s3://bucket/prefix` (flows/storage/s3.py): its objects are listed
+with their size and time of last modification, each a `RemoteFile` the reading streams (the
+ingest log names it by its URI, so an unchanged object is neither read nor logged again).
 """
 
 from __future__ import annotations
@@ -43,31 +47,107 @@ BOMS = (  # longest first: the UTF-32 LE BOM starts like the UTF-16 LE one
 HEAD_KEEP = 1024  # bytes kept of a line too long to read
 
 
+class RemoteFile:
+    """An object of an `s3://` landing, with the few `Path` methods the ingest uses."""
+
+    def __init__(self, store, path: str, size: int, mtime: float):
+        self.store, self.key, self.size = store, path, size
+        self.mtime_ns = int(mtime * 1e9)
+        self.name = path.rsplit("/", 1)[-1]
+
+    def __str__(self) -> str:
+        return self.store.uri(self.key)
+
+    __repr__ = __str__
+
+    @property
+    def suffixes(self) -> list[str]:
+        return Path(self.name).suffixes
+
+    def stat(self) -> _Stat:
+        return _Stat(self.size, self.mtime_ns)
+
+    def open(self, mode: str = "rb"):
+        return self.store.fs.open(self.store.key(self.key), mode, block_size=1 << 24)
+
+    def read_bytes(self) -> bytes:
+        return self.store.read_bytes(self.key)
+
+
+@dataclass(frozen=True)
+class _Stat:
+    st_size: int
+    st_mtime_ns: int
+
+
+def open_input(path: Path | RemoteFile):
+    """A binary file object of an input (local or remote)."""
+    return path.open("rb") if isinstance(path, RemoteFile) else open(path, "rb")
+
+
+def lstat(path: Path | RemoteFile):
+    """The size and time of an input, links not followed."""
+    return path.stat() if isinstance(path, RemoteFile) else os.lstat(path)
+
+
+def input_source(name: str) -> Path | bytes:
+    """The bytes of a logged input again: a local path, or the object's bytes."""
+    if "://" not in name:
+        return Path(name)
+    from flows.storage.store import open_store
+
+    scheme, rest = name.split("://", 1)
+    bucket, _, key = rest.partition("/")
+    return open_store(f"{scheme}://{bucket}").read_bytes(key)
+
+
 @dataclass
 class Input:
     """A file found in the given paths; `skip` is its log status when it is not read."""
 
-    path: Path
+    path: Path | RemoteFile
     skip: str | None = None
 
 
-def list_inputs(paths: list[Path], exclude: Path | None = None) -> list[Input]:
+def list_inputs(
+    paths: list[Path | str], exclude: Path | str | None = None
+) -> list[Input]:
     """Every file under the given files/folders, in name order (deliveries are ordered).
 
     In a folder, files whose name has no known suffix (case-insensitive), entries that are
     not regular files and symlinks leading outside the folder are listed with a status and
     not read (a symlink is never followed out of the folder it was found in). The folder
-    `exclude` (the warehouse, when it is inside a folder given) is not walked.
+    `exclude` (the warehouse, when it is inside a folder given) is not walked. A path given
+    as `s3://bucket/prefix` lists the objects under that prefix.
     """
     found: list[Input] = []
+    local_exclude = exclude.resolve() if isinstance(exclude, Path) else None
     for path in paths:
-        if path.is_dir():
-            found += _walk(path, exclude.resolve() if exclude else None)
+        if isinstance(path, str) and "://" in path:
+            found += _list_remote(path, exclude)
+        elif path.is_dir():
+            found += _walk(path, local_exclude)
         elif path.is_file():
             found.append(Input(path))
         else:
             raise UserError(f"no such file or folder: {path}")
     return sorted(found, key=lambda i: (i.path.name, str(i.path)))
+
+
+def _list_remote(url: str, exclude: Path | str | None) -> list[Input]:
+    """The objects under an `s3://` landing prefix (the warehouse's, if inside, left out)."""
+    from flows.storage.store import open_store
+
+    store = open_store(url)
+    skip = str(exclude).rstrip("/") + "/" if isinstance(exclude, str) else None
+    out = []
+    for entry in store.list(""):
+        item = RemoteFile(store, entry.path, entry.size, entry.mtime)
+        if skip and str(item).startswith(skip):
+            continue
+        known = item.name.lower().endswith(INPUT_SUFFIXES)
+        out.append(Input(item, None if known else "skipped: unknown suffix"))
+    return out
 
 
 def _walk(folder: Path, exclude: Path | None) -> list[Input]:
@@ -135,7 +215,7 @@ class Chunk:
 class FileStream:
     """The lines of one file (or of bytes in memory), chunk by chunk; `sha256` once read."""
 
-    def __init__(self, source: Path | bytes, name: str, opts: IngestOptions):
+    def __init__(self, source: Path | RemoteFile | bytes, name: str, opts: IngestOptions):
         self.source, self.name, self.opts = source, name, opts
         self.sha256: str | None = None
         self.encoding = "utf-8"
@@ -153,7 +233,7 @@ class FileStream:
             self.size = len(self.source)
             yield self.source
         else:
-            with open(self.source, "rb") as handle:
+            with open_input(self.source) as handle:
                 while block := handle.read(self.opts.chunk_bytes):
                     digest.update(block)
                     self.size += len(block)

@@ -78,7 +78,7 @@ def _quarantined(ctx: Context, pending: bool) -> pl.LazyFrame:
     for partition in ctx.wh.partitions("quarantine", ops):
         files = ctx.wh.files("quarantine", [partition], ops)
         if files:
-            scan = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore")
+            scan = ctx.wh.scan_files(files, missing_columns="insert", extra_columns="ignore")
             parts.append(scan.select(*KEEP).with_columns(pl.lit(partition).alias("_partition")))
     if not parts:
         schema = {k: pl.Int64 if k == "line_no" else pl.String for k in (*KEEP, "_partition")}
@@ -90,9 +90,10 @@ def _kept_files(ctx: Context) -> dict[str, Path]:
     """sha256 -> kept bytes of each file quarantined whole."""
     out = {}
     for partition in ctx.wh.partitions("quarantine_files", ctx.tx.ops):
-        files = ctx.wh.files("quarantine_files", [partition], ctx.tx.ops)
-        if files and partition.startswith("sha256="):
-            out[partition.removeprefix("sha256=")] = Path(files[-1])
+        entries = ctx.wh.entries("quarantine_files", [partition], ctx.tx.ops)
+        if entries and partition.startswith("sha256="):
+            ctx.wh.checked(entries[-1])  # a local file (fetched from object storage)
+            out[partition.removeprefix("sha256=")] = ctx.wh.store.fetch(entries[-1]["path"])
     return out
 
 
@@ -177,7 +178,7 @@ def _rewrite(ctx: Context, partition: str, keep) -> None:
     files = ctx.wh.files("quarantine", [partition], ctx.tx.ops)
     if not files:
         return
-    scan = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore")
+    scan = ctx.wh.scan_files(files, missing_columns="insert", extra_columns="ignore")
     before, after = pl.collect_all([scan.select(pl.len()), keep(scan).select(pl.len())])
     if after.item() == before.item():
         return

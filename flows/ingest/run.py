@@ -15,7 +15,6 @@ gzip from its first byte, …) is `unreadable`: quarantined whole, its bytes kep
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -26,7 +25,16 @@ import polars as pl
 from flows.ingest import pbn
 from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
 from flows.ingest.options import IngestOptions, Window
-from flows.ingest.read import FileStream, Input, is_pbn, list_inputs, prefetch
+from flows.ingest.read import (
+    FileStream,
+    Input,
+    input_source,
+    is_pbn,
+    list_inputs,
+    lstat,
+    open_input,
+    prefetch,
+)
 from flows.ingest.stage import Sink
 from flows.ingest.validate import FileCheck, Validator
 from flows.storage.warehouse import Transaction, Warehouse
@@ -104,7 +112,8 @@ def ingest(
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     try:
-        for done, item in enumerate(list_inputs(paths, exclude=wh.root), start=1):
+        exclude = wh.root if wh.root is not None else wh.store.url
+        for done, item in enumerate(list_inputs(paths, exclude=exclude), start=1):
             _ingest_input(ctx, item)
             if progress is not None:
                 progress(done, ctx.lines)
@@ -146,7 +155,7 @@ def _result(ctx: Context, replayed: int) -> IngestResult:
 def _ingest_input(ctx: Context, item: Input) -> None:
     path = item.path
     try:
-        stat = os.lstat(path) if item.skip else path.stat()
+        stat = lstat(path) if item.skip else path.stat()
     except OSError as err:
         ctx.sink.open(FileReport(str(path), status=f"error: {err.strerror or err}"))
         return
@@ -218,7 +227,7 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
 
 def _sha256(path: Path, block: int) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         while data := handle.read(block):
             digest.update(data)
     return digest.hexdigest()
@@ -236,7 +245,7 @@ def _keep_unreadable(ctx: Context) -> None:
                 "quarantine",
                 "quarantine_files",
                 f"sha256={report.sha256}",
-                Path(report.file),
+                input_source(report.file),
                 suffix,
             )
         except OSError as err:  # gone since it was read: its lines are in quarantine anyway
@@ -257,7 +266,7 @@ def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
     """One file for the partition (files written before a column was added read as nulls)."""
     files = ctx.wh.files(table, [partition], ctx.tx.ops)
     if len(files) > 1:
-        scans = [pl.scan_parquet(f) for f in files]
+        scans = [ctx.wh.scan_files([f]) for f in files]
         ctx.tx.put(layer, table, partition, pl.concat(scans, how="diagonal_relaxed"))
 
 
@@ -271,7 +280,7 @@ def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
     if not files:
         return []
     counts = (
-        pl.scan_parquet(files)
+        ctx.wh.scan_files(files)
         .group_by("rule")
         .agg(
             pl.len().alias("lines"),

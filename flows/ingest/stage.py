@@ -152,7 +152,11 @@ class Sink:
             files = self.wh.files(bronze_table(record_type))
             known = pl.DataFrame(schema={"key": pl.String(), PARTITION: pl.String()})
             if files:
-                known = pl.read_parquet(files, columns=[key, PARTITION]).rename({key: "key"})
+                known = (
+                    self.wh.scan_files(files)
+                    .select(pl.col(key).alias("key"), PARTITION)
+                    .collect()
+                )
             self._bronze_parents[record_type] = known
         frames = [self._bronze_parents[record_type], *self.new_parents.get(record_type, [])]
         return pl.concat(frames).unique("key", keep="last")

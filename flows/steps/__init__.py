@@ -15,13 +15,29 @@ from flows.steps.context import COMPETITIONS, StepContext
 
 
 @dataclasses.dataclass(frozen=True)
+class Sharded:
+    """A history cut into shards of players: `plan` (in the run's process), `shard` per
+    shard (anywhere: a Dask worker), `finish` once with every shard's operations."""
+
+    plan: Callable[[StepContext, str, int], object]  # (context, first month, workers) -> plan
+    shard: Callable[[StepContext, object, int], list[dict]]  # (context, plan, shard) -> ops
+    finish: Callable[[StepContext, object, list[dict]], list[dict]]
+
+
+@dataclasses.dataclass(frozen=True)
 class Steps:
     month: Callable[[StepContext, str], list[dict]]  # (context, partition) -> operations
     history: Callable[[StepContext, str], list[dict]] | None  # (context, first month) -> ops
+    sharded: Sharded | None = None  # the same history, cut into shards of players
 
 
 STEPS: dict[str, Steps] = {
-    "simultane": Steps(simultane.month_step, simultane.history_step),
+    "simultane": Steps(
+        simultane.month_step,
+        simultane.history_step,
+        Sharded(simultane.history_plan, simultane.history_shard, simultane.history_finish),
+    ),
+    # Elo runs over every match in order of end: one sequential task
     "face_a_face": Steps(face_a_face.month_step, face_a_face.history_step),
     "bridge": Steps(bridge.month_step, None),
 }
@@ -62,4 +78,5 @@ def _mark_touched(tx, result) -> list[dict]:
     return tx.ops
 
 
-__all__ = ["COMPETITIONS", "STEPS", "StepContext", "Steps", "ingest_step", "replay_step"]
+__all__ = ["COMPETITIONS", "STEPS", "Sharded", "StepContext", "Steps", "ingest_step",
+           "replay_step"]  # fmt: skip

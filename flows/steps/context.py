@@ -5,7 +5,8 @@ plus the operations already staged by this run (`context.pending`: e.g. the bron
 night's ingest), calls the pure transforms, writes its output files, and returns the
 operations that publish them. Nothing here knows about Prefect, so the same steps run in tests,
 in a plain script or on a Dask worker (the context is plain data: settings, run id, date, the
-pending operations).
+pending operations, and the publication the run builds on: a step reads that one, never a newer
+one another run may have published since, wherever it runs).
 """
 
 from __future__ import annotations
@@ -35,10 +36,19 @@ class StepContext:
     run_id: str
     as_of: date | None = None
     pending: tuple[dict, ...] = ()
+    base: str | None = None  # the publication the run builds on (when `pinned`)
+    pinned: bool = False
 
     @cached_property
     def wh(self) -> Warehouse:
-        return Warehouse(self.settings.warehouse)
+        settings = self.settings
+        if self.pinned:
+            return Warehouse(settings.warehouse, settings.storage, pinned=self.base)
+        return Warehouse(settings.warehouse, settings.storage)
+
+    def __getstate__(self) -> dict:
+        """Plain data only (sent to Dask workers): the warehouse is opened where it is used."""
+        return {k: v for k, v in self.__dict__.items() if k != "wh"}
 
     def with_pending(self, ops: list[dict]) -> StepContext:
         return dataclasses.replace(self, pending=tuple(ops))

@@ -10,7 +10,8 @@ deal-level results, and the history tables of every month from min(P…) − 1 o
 
 from __future__ import annotations
 
-from datetime import timedelta
+import dataclasses
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -76,58 +77,114 @@ def put_issues(tx, competition: str, part: str, issues: pl.DataFrame) -> None:
     tx.put_schema("gold", "data_issues", pl.DataFrame(schema=DATA_ISSUES_SCHEMA))
 
 
-def history_step(ctx: StepContext, first: str) -> list[dict]:
-    """Blocks, % actuel, monthly and daily tables of every month ≥ `first`.
+@dataclasses.dataclass(frozen=True)
+class HistoryPlan:
+    """How the per-player history of a rebuild is cut: `shards` groups of players (by a
+    stable hash of player_id), each a task of its own (a Dask worker), then one `finish`."""
 
-    Blocks run over each player's whole history, in player batches of ≤ batch_rows deals.
-    """
-    from transforms.simultane.blocks import blocks
-    from transforms.simultane.monthly import daily, monthly
+    first: str  # daily and monthly change from this month
+    first_block_month: str  # blocks change from this month (in_window moves with time)
+    latest: datetime | None  # the as-of time of blocks (the date, else the latest deal)
+    shards: int
 
+
+def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryPlan:
+    """Count the history's rows (in this process: two small aggregates) and cut it into
+    shards of at most batch_rows deals and batch_rows day x result rows, and at least
+    `parallelism` (or setting cluster.history_shards) when there is more than one worker."""
     opts = ctx.settings.simultane_options()
-    wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
-    columns = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
-    history = wh.scan("simultane_deal_results", pending=pending).select(columns)
-    count = buckets(history.select(pl.len()).collect().item(), ctx.settings.batch_rows)
+    wh, pending = ctx.wh, list(ctx.pending)
+    history = wh.scan("simultane_deal_results", pending=pending)
+    rows, last = history.select(pl.len(), pl.col("played_at").max()).collect().row(0)
     as_of_ts = end_of_day(ctx.as_of, opts.timezone) if ctx.as_of else None
-    latest = as_of_ts or history.select(pl.col("played_at").max()).collect().item()
-    block_rows = pl.concat(
-        [
-            blocks(history.filter(in_bucket("player_id", b, count)), opts, latest).collect()
-            for b in range(count)
-        ]
-    )
-    tournaments = wh.scan("simultane_tournament_results", pending=pending).filter(
-        pl.col("month") >= first
-    )
-    # `in_window` moves with time: blocks of the last window_days may change month too.
+    latest = as_of_ts or last
     first_block_month = first
     if latest is not None:
         window_start = latest - timedelta(days=opts.window_days)
         first_block_month = min(first, month_of(window_start, opts.timezone))
     # daily compares each player's days with their results of the month (days x results rows
-    # per player): bucket players so that product stays under batch_rows per batch
+    # per player): enough shards keep that product under batch_rows each
     expansion = (
-        tournaments.group_by("month", "player_id")
+        wh.scan("simultane_tournament_results", pending=pending)
+        .filter(pl.col("month") >= first)
+        .group_by("month", "player_id")
         .agg((pl.len() * day_expr("tournament_start", opts.timezone).n_unique()).alias("rows"))
         .select(pl.col("rows").sum())
         .collect()
         .item()
     )
-    daily_count = buckets(expansion or 0, ctx.settings.batch_rows)
-    daily_rows = pl.concat(
-        [
-            daily(tournaments.filter(in_bucket("player_id", b, daily_count)), opts).collect()
-            for b in range(daily_count)
-        ]
-    ).sort("month", "player_id", "date")
-    monthly_rows = monthly(
-        tournaments, block_rows.lazy(), opts, as_of_ts, daily_rows.lazy()
-    ).collect()
-    put_history(tx, "simultane_blocks", block_rows, first_block_month, pending)
-    put_history(tx, "simultane_monthly", monthly_rows, first, pending)
-    put_history(tx, "simultane_daily", daily_rows, first, pending)
+    batch = ctx.settings.batch_rows
+    wanted = ctx.settings.cluster.history_shards or (parallelism if parallelism > 1 else 1)
+    shards = max(buckets(rows, batch), buckets(expansion or 0, batch), wanted)
+    return HistoryPlan(first, first_block_month, latest, shards)
+
+
+def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]:
+    """Blocks (over each player's whole history) and daily rows of the players of one shard,
+    written as that shard's files of every month they change."""
+    from transforms.simultane.blocks import blocks
+    from transforms.simultane.monthly import daily
+
+    opts = ctx.settings.simultane_options()
+    wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
+    columns = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
+    mine = in_bucket("player_id", shard, plan.shards)
+    history = wh.scan("simultane_deal_results", pending=pending).select(columns).filter(mine)
+    block_rows = blocks(history, opts, plan.latest).collect()
+    tournaments = wh.scan("simultane_tournament_results", pending=pending).filter(
+        (pl.col("month") >= plan.first) & mine
+    )
+    daily_rows = daily(tournaments, opts).collect()
+    for table, rows, first in (("simultane_blocks", block_rows, plan.first_block_month),
+                               ("simultane_daily", daily_rows, plan.first)):  # fmt: skip
+        rows = rows.filter(pl.col("month") >= first)
+        order = ["month", "player_id", "date" if "date" in rows.columns else "block_no"]
+        for (month,), part in rows.sort(order).group_by("month", maintain_order=True):
+            if month is not None:
+                tx.put("gold", table, shard_key(month, shard, plan.shards), part)
+        if shard == 0:
+            tx.put_schema("gold", table, rows)
     return tx.ops
+
+
+def history_finish(ctx: StepContext, plan: HistoryPlan, shard_ops: list[dict]) -> list[dict]:
+    """The shards' files replace every month they change (earlier files of those months are
+    unpublished first), then `simultane_monthly` over the whole blocks history and the new
+    days (ranks need every player: one task)."""
+    from transforms.simultane.monthly import monthly
+
+    opts = ctx.settings.simultane_options()
+    wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
+    for table, first in (("simultane_blocks", plan.first_block_month),
+                         ("simultane_daily", plan.first)):  # fmt: skip
+        for key in wh.partitions(table, pending):
+            month = key.split("/")[0].removeprefix("month=")
+            if key.startswith("month=") and month >= first:
+                tx.remove(table, key)
+    tx.extend(shard_ops)
+    view = tx.view()
+    tournaments = wh.scan("simultane_tournament_results", pending=view).filter(
+        pl.col("month") >= plan.first
+    )
+    block_rows = wh.scan("simultane_blocks", pending=view)
+    daily_rows = wh.scan("simultane_daily", pending=view).filter(pl.col("month") >= plan.first)
+    as_of_ts = end_of_day(ctx.as_of, opts.timezone) if ctx.as_of else None
+    monthly_rows = monthly(tournaments, block_rows, opts, as_of_ts, daily_rows).collect()
+    put_history(tx, "simultane_monthly", monthly_rows, plan.first, view)
+    return tx.ops
+
+
+def shard_key(month: str, shard: int, shards: int) -> str:
+    """The partition of one month of one shard (`month=M` when there is one shard)."""
+    return f"month={month}" if shards == 1 else f"month={month}/shard={shard:04d}"
+
+
+def history_step(ctx: StepContext, first: str) -> list[dict]:
+    """Blocks, % actuel, monthly and daily tables of every month ≥ `first`, in this process
+    (the runners of flows/runs.py send the shards to workers instead)."""
+    plan = history_plan(ctx, first)
+    shard_ops = [op for shard in range(plan.shards) for op in history_shard(ctx, plan, shard)]
+    return history_finish(ctx, plan, shard_ops)
 
 
 def put_history(tx, table: str, rows: pl.DataFrame, first: str, pending: list[dict]) -> None:

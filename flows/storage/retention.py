@@ -5,6 +5,10 @@ connections and queries opened on a recent publication keep working, as with Del
 Iceberg's 7-day defaults) and only after a successful publication (never in a command that then
 fails). Nothing is deleted on the word of a manifest that fails validation: if any retained
 publication's manifest cannot be read, collection is skipped.
+
+On object storage there is no lock: a run on another machine may be writing files and its
+publication folder right now. There, an unlisted object (data file or unpublished publication
+folder) younger than the store's grace period (`storage.gc_grace_hours`) is never deleted.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import LAYERS, ManifestError
 from flows.storage.store import STAGING
-from flows.storage.warehouse import MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse, sha256_file
+from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
 
 
 def publications(wh: Warehouse) -> list[str]:
@@ -37,12 +41,17 @@ def collect_garbage(wh: Warehouse, retention_days: float) -> int:
     """Delete what no publication of the retention period lists; returns files deleted."""
     current = wh.publication()
     cutoff = datetime.now(UTC) - timedelta(days=retention_days)
+    grace = wh.store.gc_grace_s
+    young = time.time() - grace  # on object storage: newer may belong to a run in flight
     kept: list[str] = []
     expired: list[str] = []
     listed: set[str] = set()
     for folder in publications(wh):
         if folder != current and not wh.store.has(f"{folder}/{PUBLISHED}"):
-            expired.append(folder)  # a commit that crashed before its swap: never published
+            # a commit that crashed before its swap (never published), or, on object storage,
+            # maybe one in flight on another machine: kept through the grace period
+            if not grace or not _written_since(wh, folder, young):
+                expired.append(folder)
             continue
         try:
             manifest = read_publication(wh, folder)
@@ -65,13 +74,14 @@ def collect_garbage(wh: Warehouse, retention_days: float) -> int:
     removed = 0
     for layer in LAYERS:
         for entry in wh.store.list(layer):
-            if entry.path not in listed:
+            if entry.path not in listed and not (grace and entry.mtime > young):
                 wh.store.delete(entry.path)
                 removed += 1
         wh.store.prune_empty_folders(layer)
     for folder in expired:
         wh.store.delete_tree(folder)
-    wh.store.delete_tree(STAGING)
+    if wh.store.kind == "local":
+        wh.store.delete_tree(STAGING)  # runs hold the lock: no other run is staging
     return removed
 
 
@@ -97,19 +107,22 @@ def _age_ok(wh: Warehouse, folder: str, cutoff: datetime) -> bool:
     return datetime.fromtimestamp(newest, UTC) >= cutoff
 
 
+def _written_since(wh: Warehouse, folder: str, since: float) -> bool:
+    """True if any file of a folder was written after `since` (seconds since the epoch)."""
+    return any(e.mtime > since for e in wh.store.list(folder))
+
+
 def verify(wh: Warehouse) -> list[str]:
     """Problems of the current publication: every listed file against its checksum."""
     problems = []
     manifest = wh.manifest()
     for path, entry in sorted(mf.files(manifest).items()):
-        local = wh.store.local(path)
-        if not local.exists():
-            problems.append(f"missing: {path}")
-        elif local.stat().st_size != entry["bytes"] or sha256_file(local) != entry["sha256"]:
-            problems.append(f"damaged: {path}")
+        problem = wh.store.check(path, entry["sha256"], entry["bytes"], deep=True)
+        if problem is not None:
+            problems.append(f"{problem}: {path}")
     pointer = wh.publication()
-    if pointer is not None and not wh.store.has(f"{pointer}/duplirank.duckdb"):
-        problems.append(f"missing: {pointer}/duplirank.duckdb")
+    if pointer is not None and not wh.store.has(f"{pointer}/{DATABASE}"):
+        problems.append(f"missing: {pointer}/{DATABASE}")
     return problems
 
 
@@ -126,16 +139,16 @@ def recover(wh: Warehouse) -> str:
         except ManifestError:
             continue
         intact = all(
-            wh.store.local(p).exists() and sha256_file(wh.store.local(p)) == e["sha256"]
+            wh.store.check(p, e["sha256"], e["bytes"], deep=True) is None
             for p, e in mf.files(manifest).items()
         )
         if not intact:
             continue
-        if not wh.store.has(f"{folder}/duplirank.duckdb"):
-            build_database(wh, manifest, f"{folder}/duplirank.duckdb")
+        if not wh.store.has(f"{folder}/{DATABASE}"):
+            build_database(wh, manifest, f"{folder}/{DATABASE}")
         if current != folder:
             wh.store.swap_pointer(folder, current)
-        wh.store.ensure_link("duplirank.duckdb", "current/duplirank.duckdb")
+        wh.store.ensure_link(DATABASE, f"current/{DATABASE}")
         wh.store.ensure_link(MANIFEST, f"current/{MANIFEST}")
         return folder
     raise UserError(f"warehouse {wh.store.url}: no intact publication to recover")

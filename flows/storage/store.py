@@ -1,13 +1,15 @@
-"""Where a warehouse's bytes live: a local folder (and, through the same interface, an object
-store). Every read and write of the warehouse goes through a `Store`; nothing else builds
+"""Where a warehouse's bytes live: a local folder (`LocalStore`) or an S3-compatible object
+store (`S3Store`, flows/storage/s3.py), behind one interface chosen from the location by
+`open_store`. Every read and write of the warehouse goes through a store; nothing else builds
 paths.
 
 Paths inside a store are relative, `/`-separated, and checked by `safe_path`: no absolute
 path, no `..`, no empty segment — so no path read from metadata can point outside the root.
 
-The *pointer* names the current publication (`publish.py`). On a local folder it is the
+The *pointer* names the current publication (`warehouse.py`). On a local folder it is the
 symlink `current`, replaced in one `rename` (atomic on POSIX), and runs are serialised by an
-exclusive `flock` on `.lock`.
+exclusive `flock` on `.lock`. On object storage it is the object `current.json`, replaced by a
+conditional PUT (flows/storage/s3.py).
 """
 
 from __future__ import annotations
@@ -19,11 +21,17 @@ import os
 import shutil
 import tempfile
 import time
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from flows.errors import UserError
+
+if typing.TYPE_CHECKING:
+    import duckdb
+
+    from flows.storage.options import StorageOptions
 
 POINTER = "current"
 LOCK = ".lock"
@@ -55,6 +63,35 @@ def safe_path(path: str) -> str:
     return path
 
 
+def is_url(location: object) -> bool:
+    """True for a location given as a URL (`s3://bucket/prefix`), False for a local path."""
+    return isinstance(location, str) and "://" in location
+
+
+_DEFAULT_OPTIONS: list = [None]  # the storage settings of this process (`configure`)
+
+
+def configure(options: StorageOptions | None) -> None:
+    """The storage settings used when a caller gives none (`load_settings` sets them: one
+    process, one set of settings), so every reader of a `s3://` location gets the same."""
+    _DEFAULT_OPTIONS[0] = options
+
+
+def open_store(location: Path | str, options: StorageOptions | None = None):
+    """The store of a warehouse location: a local folder, or `s3://bucket/prefix` (any
+    S3-compatible store; endpoint and credentials from `options`, else the `AWS_*` variables)."""
+    if not is_url(location):
+        return LocalStore(location)
+    scheme = str(location).split("://", 1)[0].lower()
+    if scheme in ("s3", "s3a"):
+        from flows.storage.s3 import S3Store
+
+        return S3Store(str(location), options or _DEFAULT_OPTIONS[0])
+    raise UserError(
+        f"warehouse {location}: unsupported location (a local folder or s3://bucket/prefix)"
+    )
+
+
 def describe_os_error(err: OSError, what: str) -> str:
     """One line for a storage fault a user can act on."""
     reasons = {
@@ -72,6 +109,7 @@ class LocalStore:
     """A warehouse in a local folder."""
 
     kind = "local"
+    gc_grace_s = 0.0  # runs hold the lock: an unlisted file belongs to no run in flight
 
     def __init__(self, root: Path | str):
         self.root = Path(root).expanduser().resolve()
@@ -102,6 +140,49 @@ class LocalStore:
 
     def has(self, path: str) -> bool:
         return self.local(path).exists()
+
+    def is_legacy(self) -> bool:
+        """A warehouse of manifest format 1 (a plain `manifest.json` at the root)."""
+        legacy = self.root / "manifest.json"
+        return legacy.is_file() and not legacy.is_symlink()
+
+    # ------------------------------------------------------------------ DuckDB
+    def view_path(self, path: str) -> str:
+        """How a views database names a stored file: relative to the root (resolved through
+        `file_search_path`), so a copied or moved warehouse keeps working."""
+        return safe_path(path)
+
+    def readable_paths(self, path: str) -> list[str]:
+        """Every spelling of a stored file a confined DuckDB connection must be allowed."""
+        return [safe_path(path), str(self.root / path)]
+
+    def prepare_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Make a DuckDB connection able to read the warehouse's files as the views name them."""
+        if "," in str(self.root):
+            raise UserError(
+                f"the warehouse path {self.root} contains a comma, which DuckDB's "
+                "file_search_path cannot hold: move or rename the folder"
+            )
+        con.execute("set file_search_path = $root", {"root": str(self.root)})
+
+    def fetch(self, path: str) -> Path:
+        """A local file holding the stored object (here: the object itself)."""
+        return self.local(path)
+
+    # ------------------------------------------------------------------ checksums
+    def sha256(self, path: str) -> str:
+        """The sha256 of a stored file's bytes (FileNotFoundError if it is missing)."""
+        return sha256_of(self.local(path))
+
+    def check(self, path: str, sha256: str, size: int, deep: bool = False) -> str | None:
+        """None if the stored file has these bytes, else `missing` or `damaged`."""
+        try:
+            local = self.local(path)
+            if local.stat().st_size != size:
+                return "damaged"
+            return None if sha256_of(local) == sha256 else "damaged"
+        except FileNotFoundError:
+            return "missing"
 
     # ------------------------------------------------------------------ reading
     def read_bytes(self, path: str) -> bytes:
@@ -135,7 +216,9 @@ class LocalStore:
         self._guard(lambda: base.mkdir(parents=True, exist_ok=True), "create a folder")
         return Path(self._guard(lambda: tempfile.mkdtemp(dir=base), "create a folder"))
 
-    def publish_file(self, path: str, source: Path, read_only: bool = True) -> None:
+    def publish_file(
+        self, path: str, source: Path, read_only: bool = True, sha256: str | None = None
+    ) -> None:
         """Move a finished file into place under `path` (never overwrites: names are new)."""
         target = self.local(path)
 
@@ -184,6 +267,11 @@ class LocalStore:
             if folder != str(base):
                 with contextlib.suppress(OSError):
                     os.rmdir(folder)  # only succeeds when empty
+
+    def in_flight(self, prefix: str) -> bool:
+        """Whether the files under `prefix` may be a run's in progress elsewhere: never here
+        (runs hold the lock)."""
+        return False
 
     # ------------------------------------------------------------------ pointer
     def read_pointer(self) -> str | None:
@@ -276,6 +364,17 @@ class LocalStore:
             if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
                 raise StoreError(f"warehouse {self.url}: {describe_os_error(err, what)}") from err
             raise
+
+
+def sha256_of(path: Path) -> str:
+    """The sha256 of a local file, read in blocks of 4 MiB."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _fsync_dir(path: Path) -> None:

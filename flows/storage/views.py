@@ -2,17 +2,20 @@
 
 Views list file paths **relative to the warehouse root** and are resolved with DuckDB's
 `file_search_path` (set by `duplirank sql`; an analyst's own `duckdb` started in the warehouse
-folder resolves them the same way), so a copied or moved warehouse keeps working. Every view
+folder resolves them the same way), so a copied or moved warehouse keeps working. On object
+storage they list full `s3://` URIs, read through the s3fs file system registered on the
+connection (`store.prepare_duckdb`; DuckDB's `file_search_path` does not reach it). Every view
 and column carries the comment of the catalog (`sql/catalog.toml`); a public table with no
 file yet is an empty view with the catalog's columns, so queries never fail on a fresh
-warehouse. The database is built into a temporary file, every view is queried once, and only
-then is it moved into the publication folder.
+warehouse. The database is built into a local temporary file, every view is queried once,
+and only then is it moved (uploaded) into the publication folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -32,26 +35,22 @@ def literal(text: str) -> str:
 
 def build_database(wh, manifest: dict, target: str) -> None:
     """Write the views database of `manifest` at `target` (a path inside the warehouse)."""
-    final = wh.store.local(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-        with contextlib.suppress(FileNotFoundError):
-            leftover.unlink()
+    store = wh.store
+    stage = store.staging()
+    tmp = stage / f".{target.rsplit('/', 1)[-1]}.{os.getpid()}.tmp"
     try:
         con = duckdb.connect(str(tmp))
         try:
-            con.execute("set file_search_path = $root", {"root": str(wh.root)})
-            for statement in view_statements(manifest):
+            store.prepare_duckdb(con)
+            for statement in view_statements(manifest, store.view_path):
                 con.execute(statement)
             for statement in comment_statements(con):
                 con.execute(statement)
             con.execute("checkpoint")
         finally:
             con.close()
-        check_database(tmp, wh.root)
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, final)
+        check_database(tmp, store)
+        store.publish_file(target, tmp)
     except duckdb.Error as err:
         raise UserError(
             f"cannot build the views database: {' '.join(str(err).split())[:300]}"
@@ -66,10 +65,12 @@ def build_database(wh, manifest: dict, target: str) -> None:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
+        shutil.rmtree(stage, ignore_errors=True)
 
 
-def view_statements(manifest: dict) -> list[str]:
-    """The SQL that creates every view of a publication, with its comments."""
+def view_statements(manifest: dict, view_path=lambda path: path) -> list[str]:
+    """The SQL that creates every view of a publication, with its comments (`view_path`: how
+    the views name a stored file — relative on a local folder, a URI on object storage)."""
     statements = []
     tables = catalog.tables()
     names = sorted(set(tables) | set(manifest["tables"]))
@@ -79,7 +80,7 @@ def view_statements(manifest: dict) -> list[str]:
         paths = [f["path"] for f in listed if f["path"].endswith(".parquet")]
         doc = tables.get(name)
         if paths:
-            listing = ", ".join(literal(p) for p in paths)
+            listing = ", ".join(literal(view_path(p)) for p in paths)
             source = (
                 f"select * from read_parquet([{listing}], union_by_name = true, "
                 "hive_partitioning = false)"
@@ -119,11 +120,11 @@ def comment_statements(con: duckdb.DuckDBPyConnection) -> list[str]:
     return statements
 
 
-def check_database(path: Path, root: Path) -> None:
+def check_database(path: Path, store) -> None:
     """Every view answers (its files exist and are readable Parquet)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        con.execute("set file_search_path = $root", {"root": str(root)})
+        store.prepare_duckdb(con)
         views = [r[0] for r in con.execute(
             "select view_name from duckdb_views() where not internal").fetchall()]  # fmt: skip
         for view in views:

@@ -8,6 +8,10 @@
       duplirank.duckdb -> current/duplirank.duckdb   for analysts (`duckdb -readonly`)
       manifest.json -> current/manifest.json
 
+On object storage (`s3://bucket/prefix`, flows/storage/s3.py) the pointer is the object
+`current.json`, swapped by a conditional PUT instead of a rename under a lock, and there are no
+convenience links (readers follow `current.json`).
+
 How a run publishes (`Warehouse.run`): it takes the lock, stages data files under new names
 (its `Transaction`), and at the end writes publication N+1 — the manifest with the checksum of
 every file, then the views database, built and checked (every view answers) — and swaps the
@@ -22,7 +26,6 @@ connections opened on an older publication keep answering.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import time
@@ -36,7 +39,8 @@ import polars as pl
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
-from flows.storage.store import POINTER, STAGING, LocalStore, safe_path
+from flows.storage.options import StorageOptions
+from flows.storage.store import POINTER, STAGING, open_store, safe_path, sha256_of
 
 PUBLICATIONS = "_publications"
 MANIFEST = "manifest.json"
@@ -53,20 +57,26 @@ class DamagedFile(UserError):
     """A published file whose bytes no longer match the manifest's checksum."""
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
+sha256_file = sha256_of
+
+_UNSET = object()
 
 
 class Warehouse:
-    """A warehouse at a local folder (`root`)."""
+    """A warehouse at a location: a local folder, or `s3://bucket/prefix` (`open_store`).
 
-    def __init__(self, root: Path | str):
-        self.store = LocalStore(root)
-        self.root = self.store.root
+    `pinned`: the publication to read instead of following the pointer (the steps of a run
+    read the publication the run builds on, wherever they run: a Dask worker included)."""
+
+    def __init__(
+        self,
+        location: Path | str,
+        storage: StorageOptions | None = None,
+        pinned: str | None | object = _UNSET,
+    ):
+        self.store = open_store(location, storage)
+        self.root = self.store.root  # the local folder; None on object storage
+        self._pinned = pinned
         self._cache: tuple[str | None, dict] | None = None
         self._verified: set[str] = set()
 
@@ -76,15 +86,23 @@ class Warehouse:
     # ------------------------------------------------------------------ the publication
     def publication(self) -> str | None:
         """Folder of the current publication (`_publications/…`), None for a new warehouse."""
+        if self._pinned is not _UNSET:
+            return self._pinned
         pointer = self.store.read_pointer()
         if pointer is None:
-            if self.store.folders(PUBLICATIONS):
+            folders = self.store.folders(PUBLICATIONS)
+            # on object storage, a first publication being written by a run elsewhere is not
+            # a lost pointer (its conditional swap decides which run publishes first): only
+            # version 1 folders, all younger than the grace period; anything else was current
+            if any(
+                not f.startswith("00000001-") or not self.store.in_flight(f"{PUBLICATIONS}/{f}")
+                for f in folders
+            ):
                 raise UserError(
                     f"warehouse {self.store.url}: its current publication is missing; "
                     + RECOVER_HINT
                 )
-            legacy = self.root / MANIFEST
-            if legacy.is_file() and not legacy.is_symlink():
+            if self.store.is_legacy():
                 raise UserError(
                     f"warehouse {self.store.url} was written by an older duplirank (manifest "
                     "format 1); ingest the landing archive into a new warehouse"
@@ -142,16 +160,14 @@ class Warehouse:
         process and file: a flipped bit is an error naming the file, never a wrong number)."""
         path = entry["path"]
         if path not in self._verified:
-            local = self.store.local(path)
-            try:
-                actual = sha256_file(local)
-            except FileNotFoundError:
+            problem = self.store.check(path, entry["sha256"], entry["bytes"])
+            if problem == "missing":
                 raise DamagedFile(
                     f"published file {path} is missing from {self.store.url}; "
                     + RECOVER_HINT
                     + " or rebuild its month with `duplirank backfill`"
-                ) from None
-            if actual != entry["sha256"]:
+                )
+            if problem is not None:
                 raise DamagedFile(
                     f"published file {path} is damaged (its checksum does not match the "
                     "manifest); rebuild its month with `duplirank backfill --from M --to M`, "
@@ -195,6 +211,11 @@ class Warehouse:
             storage_options=self.store.polars_options,
         )
 
+    def scan_files(self, files: list[str], **options) -> pl.LazyFrame:
+        """`pl.scan_parquet` of some files of this warehouse (URIs from `files`), with the
+        store's credentials."""
+        return pl.scan_parquet(files, storage_options=self.store.polars_options, **options)
+
     # ------------------------------------------------------------------ running
     @contextlib.contextmanager
     def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
@@ -204,7 +225,7 @@ class Warehouse:
         `after_publish()` runs (still under the lock: e.g. the results site of the new
         publication). On an exception before the swap nothing is published and nothing but
         this run's own unpublished files is deleted."""
-        if "," in str(self.root):
+        if self.root is not None and "," in str(self.root):
             raise UserError(
                 f"the warehouse path {self.root} contains a comma, which DuckDB's "
                 "file_search_path cannot hold: move or rename the folder"
@@ -212,7 +233,6 @@ class Warehouse:
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
             tx = Transaction(self, run_id, hooks=hooks)
-            base = tx.base
             try:
                 yield tx
                 if tx.ops:
@@ -225,16 +245,28 @@ class Warehouse:
                     if after_publish is not None:
                         after_publish()
             except BaseException:
-                if self.store.read_pointer() == base:  # not published: take back its files
-                    from flows.storage.retention import remove_run_files
-
-                    remove_run_files(self, run_id)
+                self._take_back(run_id)
                 raise
             finally:
                 tx.discard_staging()
-                # every step's staging folder of this run (we hold the lock: nothing else
-                # stages here), also after a failure (a full disk must not stay full)
-                self.store.delete_tree(STAGING)
+                if self.store.kind == "local":
+                    # every step's staging folder of this run (we hold the lock: nothing else
+                    # stages here), also after a failure (a full disk must not stay full);
+                    # on object storage staging folders are local temporary ones
+                    self.store.delete_tree(STAGING)
+
+    def _take_back(self, run_id: str) -> None:
+        """After a failure: unless the pointer names this run's publication (it failed after
+        its swap), delete the files it wrote. Its own publication, not "the base": on object
+        storage a run that lost the race finds another run's publication current."""
+        try:
+            current = self.store.read_pointer() or ""
+        except Exception:  # noqa: BLE001 - the original failure is the one to report
+            return
+        if not current.endswith(f"-{run_id}"):
+            from flows.storage.retention import remove_run_files
+
+            remove_run_files(self, run_id)
 
     def transaction(self, run_id: str) -> Transaction:
         return Transaction(self, run_id)
@@ -288,7 +320,7 @@ class Transaction:
                 f"write {rel}",
             )
         entry = {"path": rel, "sha256": sha256_file(tmp), "bytes": tmp.stat().st_size}
-        self.wh.store.publish_file(rel, tmp)
+        self.wh.store.publish_file(rel, tmp, sha256=entry["sha256"])
         self.wh._verified.add(rel)
         return entry
 
@@ -321,7 +353,7 @@ class Transaction:
         """Rewrite a partition made of many files (one per delivery) as one file."""
         files = self.wh.files(table, [partition], self.view())
         if len(files) > max_files:
-            self.put(layer, table, partition, pl.scan_parquet(files, hive_partitioning=False))
+            self.put(layer, table, partition, self.wh.scan_files(files, hive_partitioning=False))
 
     def put_schema(self, layer: str, table: str, frame: pl.DataFrame, suffix: str = "") -> None:
         """Keep the table's columns published even when it has no rows: an empty `_schema`."""
@@ -425,7 +457,8 @@ class Transaction:
 
 def _same_schema(wh: Warehouse, entry: dict, schema) -> bool:
     try:
-        return pl.read_parquet_schema(wh.store.local(entry["path"])) == dict(schema)
+        scan = wh.scan_files([wh.store.uri(entry["path"])], hive_partitioning=False)
+        return dict(scan.collect_schema()) == dict(schema)
     except Exception:  # noqa: BLE001 (unreadable: rewrite it)
         return False
 
