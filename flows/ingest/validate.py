@@ -218,7 +218,7 @@ class Validator:
             keys = parsed.lines.select("line_no", "h1")[ok["_pos"].to_numpy()]
             accepted[type_name] = [
                 ok.select(*rt.fields, "_pos")
-                .with_columns(keys, pl.lit(None, pl.String).alias("extra"))
+                .with_columns(*keys.get_columns(), pl.lit(None, pl.String).alias("extra"))
                 .select(*rt.fields, "line_no", "_pos", "h1", "extra")
             ]
         return accepted, np.concatenate(again) if again else np.empty(0, np.int64)
