@@ -48,21 +48,6 @@ select
     case when valid then json_transform(txt, '{spec}') end as f
 from parsed
 """
-CHECK_QUERY = """
-with lines as (
-    select
-        line_no,
-        raw,
-        try(decode(raw)) as txt
-    from chunk
-)
-select
-    line_no,
-    hash(raw) as h1,
-    txt is not null as utf8,
-    json_valid(txt) as valid
-from lines
-"""
 FIELDS_QUERY = """
 select
     line_no,
@@ -95,18 +80,7 @@ def parse_chunk(
     without its line end)."""
     chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
     query = QUERY.format(spec=_spec(sorted({"type", *fields})))
-    return _classify(pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f"), raw)
-
-
-def check_lines(con: duckdb.DuckDBPyConnection, line_no: np.ndarray, raw: pa.Array) -> pl.DataFrame:
-    """`parse_chunk` without the fields: line_no, h1, problem, text_bytes (DuckDB validates
-    each line's JSON; the fields are read by the fast path or by `parse_chunk` later)."""
-    chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
-    return _classify(pl.from_arrow(con.sql(CHECK_QUERY).to_arrow_table()), raw)
-
-
-def _classify(frame: pl.DataFrame, raw: pa.Array) -> pl.DataFrame:
-    """The `problem` of each line from DuckDB's flags and the line's first bytes."""
+    frame = pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f")
     first, text_bytes = _first_bytes(raw)
     opens = first == ord("{")
     problem = (

@@ -24,11 +24,10 @@ import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from flows.ingest import decode, fast
+from flows.ingest import decode
 from flows.ingest.options import Window
-from flows.ingest.parse import FIELDS, check_lines, extra_fields, more_fields, parse_chunk
+from flows.ingest.parse import FIELDS, extra_fields, more_fields, parse_chunk
 from flows.ingest.read import Chunk, lines_at
 from transforms.record_types import RECORD_TYPES, RecordType
 
@@ -95,10 +94,8 @@ class FileCheck:
 
 
 class Parsed(NamedTuple):
-    frame: pl.DataFrame  # `parse_chunk`'s rows of the general path's lines (`_pos`: in the chunk)
+    frame: pl.DataFrame  # `parse_chunk`'s rows, with their position in the chunk (`_pos`)
     fields: tuple[str, ...]  # the fields it asked for
-    compact: dict[str, pl.DataFrame]  # record type -> its fast-path lines (`fast.read_compact`)
-    lines: pl.DataFrame  # `check_lines` of every line of the chunk (line_no, h1, `_pos`)
 
 
 @dataclass
@@ -125,74 +122,27 @@ class Validator:
     def parse(
         self, chunk: Chunk, file: FileCheck, con: duckdb.DuckDBPyConnection | None = None
     ) -> Parsed:
-        """The parse of a chunk (`con`: a cursor of this validator's connection, when it runs
-        in another thread: the next chunk is parsed while this one is checked). DuckDB checks
-        each line's JSON; the lines that are the compact JSON of a record are read by the fast
-        path (`fast`), the others by DuckDB into the JSON text of each field (`parse_chunk`)."""
-        con = con or self.con
+        """The DuckDB parse of a chunk (`con`: a cursor of this validator's connection, when
+        it runs in another thread: the next chunk is parsed while this one is checked)."""
         fields = file.fields or FIELDS  # after a file's first chunk: its record types' fields
-        lines = check_lines(con, chunk.line_no, chunk.raw).with_row_index("_pos")
-        objects = lines.filter(pl.col("problem").is_null())
-        compact = fast.read_compact(
-            chunk.raw,
-            objects["_pos"].to_arrow(),
-            lines["text_bytes"].to_arrow(),
-            self.types,
-            fields,
-        )
-        taken = np.zeros(len(chunk.line_no), dtype=bool)
-        for rows in compact.values():
-            taken[rows["_pos"].to_numpy()] = True
-        rest = np.flatnonzero(~taken)
-        frame = self._general(con, chunk, rest, fields)
-        return Parsed(frame, fields, compact, lines.select("_pos", "line_no", "h1"))
-
-    def _general(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        chunk: Chunk,
-        positions: np.ndarray,
-        fields: tuple[str, ...],
-    ) -> pl.DataFrame:
-        """`parse_chunk` of the lines at `positions`, with their `_pos` in the chunk."""
-        if len(positions) == len(chunk.line_no):
-            frame = parse_chunk(con, chunk.line_no, chunk.raw, fields)
-            return frame.with_row_index("_pos")
-        index = pa.array(positions, pa.int64())
-        frame = parse_chunk(con, chunk.line_no[positions], pc.take(chunk.raw, index), fields)
-        return frame.with_columns(pl.Series("_pos", positions, dtype=pl.UInt32)).select(
-            "_pos", pl.exclude("_pos")
-        )
+        frame = parse_chunk(con or self.con, chunk.line_no, chunk.raw, fields)
+        return Parsed(frame.with_row_index("_pos"), fields)
 
     def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
-        parsed = parsed or self.parse(chunk, file)
-        fields = parsed.fields
-        accepted, again = self._check_compact(parsed)
-        frame = parsed.frame
-        if len(again):  # fast-path lines failing a check: their reason from the general path
-            extra = self._general(self.con, chunk, np.sort(again), fields)
-            frame = pl.concat([frame, extra]).sort("_pos")
-        good, bad = self._line_checks(frame, file)
+        parsed, fields = parsed or self.parse(chunk, file)
+        good, bad = self._line_checks(parsed, file)
         rejected = [bad]
+        rows = {}
         present = sorted(good["_type"].unique())
         good = self._all_fields(good, present, fields, chunk)
         for type_name in present:
             rt = self.types[type_name]
             part = good if len(present) == 1 else good.filter(pl.col("_type") == type_name)
-            rows, bad = self._check_type(rt, part, chunk)
+            accepted, bad = self._check_type(rt, part, chunk, file)
             rejected.append(bad)
-            accepted.setdefault(type_name, []).append(rows)
-        rows = {}
-        for type_name in sorted(accepted):
-            rt = self.types[type_name]
-            parts = accepted[type_name]
-            both = pl.concat(parts).sort("line_no") if len(parts) > 1 else parts[0]
-            both, copies = _same_key(rt, both, file)
-            rejected.append(copies)
-            if both.height:
-                rows[rt.name] = _bronze(rt, both, file)
-        seen = {*present, *parsed.compact}
-        file.fields = tuple(sorted({*fields, *(f for t in seen for f in self.types[t].fields)}))
+            if accepted.height:
+                rows[rt.name] = accepted
+        file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
         quarantine = _with_raw(pl.concat(rejected), chunk, file)
         if chunk.special:
             specials = pl.DataFrame(
@@ -202,26 +152,6 @@ class Validator:
             )
             quarantine = pl.concat([quarantine, specials])
         return Checked(rows, quarantine)
-
-    def _check_compact(self, parsed: Parsed) -> tuple[dict[str, list[pl.DataFrame]], np.ndarray]:
-        """The fast path's lines: (accepted rows per record type, in line order, with
-        `line_no`, `_pos`, `h1` and a null `extra`; positions of the lines failing a check)."""
-        accepted: dict[str, list[pl.DataFrame]] = {}
-        again = []
-        for type_name, rows in parsed.compact.items():
-            rt = self.types[type_name]
-            typed = fast.typed(rt, rows, self.window)
-            ok = typed.filter("_ok")
-            again.append(typed.filter(~pl.col("_ok"))["_pos"].to_numpy())
-            if not ok.height:
-                continue
-            keys = parsed.lines.select("line_no", "h1")[ok["_pos"].to_numpy()]
-            accepted[type_name] = [
-                ok.select(*rt.fields, "_pos")
-                .with_columns(*keys.get_columns(), pl.lit(None, pl.String).alias("extra"))
-                .select(*rt.fields, "line_no", "_pos", "h1", "extra")
-            ]
-        return accepted, np.concatenate(again) if again else np.empty(0, np.int64)
 
     def _all_fields(
         self, good: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
@@ -254,10 +184,9 @@ class Validator:
 
     # ------------------------------------------------------------------ record level
     def _check_type(
-        self, rt: RecordType, part: pl.DataFrame, chunk: Chunk
+        self, rt: RecordType, part: pl.DataFrame, chunk: Chunk, file: FileCheck
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(accepted rows: the fields, `line_no`, `_pos`, `h1`, `extra`; rejected rows) of the
-        general path's lines of one record type (same-key copies are found by the caller)."""
+        """(accepted bronze rows, rejected rows) of the lines of one record type."""
         texts = [pl.col(f).alias(f"_t_{f}") for f in rt.fields]
         rows = part.select("line_no", "_pos", "text_bytes", "h1", *texts)
         typed = decode.typed(rt, rows, self.window)
@@ -269,14 +198,14 @@ class Validator:
             typed = pl.concat([typed.filter(~flag), repaired])
         typed = typed.with_columns(_may_have_extra(rt))
         keep = ["h1", "_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
-        accepted, rejected = self.check_typed(rt, typed, None, keep)
+        accepted, rejected = self.check_typed(rt, typed, file, keep)
         accepted = _with_extra(self.con, rt, accepted, chunk)
         accepted, not_finite = _not_finite(rt, accepted)
-        accepted = accepted.select(*rt.fields, "line_no", "_pos", "h1", "extra")
-        return accepted, pl.concat([rejected, not_finite])
+        accepted, copies = _same_key(rt, accepted, file)
+        return _bronze(rt, accepted, file), pl.concat([rejected, not_finite, copies])
 
     def check_typed(
-        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck | None, keep: list[str] = ()
+        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck, keep: list[str] = ()
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """Typed rows against the declaration and the window: (accepted rows with the fields,
         `line_no`, `_pos` and the `keep` columns; rejected rows).
