@@ -54,7 +54,9 @@ def main() -> None:
         chunk = pl.read_parquet(tmp).with_columns(
             (pl.lit(f"C{k:02d}") + pl.col("tournament_id")).alias("tournament_id")
         )
-        tx.add("bronze", "simultane_deal", f"month={month}", chunk)
+        if "month" in chunk.columns:  # bronze holds its storage partition, not a month
+            chunk = chunk.rename({"month": "raw_month"})
+        tx.add("bronze", "simultane_deal", f"raw_month={month}", chunk)
         written += chunk.height
         print(f"bronze: {written:,} rows", flush=True)
         del chunk

@@ -76,7 +76,9 @@ def main() -> None:
     for f in new:
         shutil.copy(f, landing / f.name)
     t_incremental, summary = timed(nightly, settings)
-    months = run_sql(warehouse, "select min(month) a, max(month) b from simultane_deal")
+    months = run_sql(
+        warehouse, "select min(month) a, max(month) b from simultane_deal_results"
+    )
     first, last = months.row(0)
     t_backfill, _ = timed(backfill, settings, first, last)
     rows = run_sql(warehouse, "select count(*) n from simultane_deal")["n"][0]

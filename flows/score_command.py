@@ -120,6 +120,10 @@ def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
     notes: list[str] = []
     if _looks_like_pbn(path, data):
         parsed = parse_pbn(data, path.name, path.name.split(".")[0])
+        if parsed.frames["bridge.result"].is_empty():
+            what = "empty" if not data.strip() else "no game with a result could be read"
+            skipped = f" ({len(parsed.skipped)} games skipped)" if parsed.skipped else ""
+            raise ValueError(f"{path}: not a PBN file to score: {what}{skipped}")
         frames |= parsed.frames
         notes += [f"skipped game at line {n}: {reason}" for n, reason in parsed.skipped]
         return frames, notes

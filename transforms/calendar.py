@@ -60,6 +60,19 @@ def end_of_day(day: date, timezone: str) -> datetime:
     return local.astimezone(UTC) - timedelta(microseconds=1)
 
 
+def month_end(month: pl.Expr, timezone: str) -> pl.Expr:
+    """Last instant (UTC, 1 µs before the next month starts in `timezone`) of a YYYY-MM month:
+    a month's values "as of its last evening"."""
+    first = pl.concat_str(month, pl.lit("-01")).str.to_date("%Y-%m-%d")
+    next_start = (
+        first.dt.offset_by("1mo")
+        .cast(pl.Datetime("us"))
+        .dt.replace_time_zone(timezone)
+        .dt.convert_time_zone("UTC")
+    )
+    return next_start - pl.duration(microseconds=1)
+
+
 def shift_month(month: str, months: int) -> str:
     """`month` (YYYY-MM) moved by a number of months."""
     year, mon = int(month[:4]), int(month[5:7])

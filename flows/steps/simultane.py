@@ -16,7 +16,7 @@ import polars as pl
 
 from flows.steps.context import RAW, StepContext, buckets, compact_bronze, in_bucket, resolved
 from flows.steps.isolate import failure_issues, isolated
-from transforms.calendar import end_of_day, month_of
+from transforms.calendar import day_expr, end_of_day, month_of
 from transforms.issues import DATA_ISSUES_SCHEMA
 
 TOURNAMENT = "tournament_id"
@@ -109,7 +109,7 @@ def history_step(ctx: StepContext, first: str) -> list[dict]:
     # per player): bucket players so that product stays under batch_rows per batch
     expansion = (
         tournaments.group_by("month", "player_id")
-        .agg((pl.len() * pl.col("tournament_start").dt.date().n_unique()).alias("rows"))
+        .agg((pl.len() * day_expr("tournament_start", opts.timezone).n_unique()).alias("rows"))
         .select(pl.col("rows").sum())
         .collect()
         .item()

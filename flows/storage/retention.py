@@ -75,6 +75,21 @@ def collect_garbage(wh: Warehouse, retention_days: float) -> int:
     return removed
 
 
+def remove_run_files(wh: Warehouse, run_id: str) -> int:
+    """Delete the files a run wrote and did not publish (its data files are named
+    `<run id>-…`, its publication folder `…-<run id>`): a failed run gives back its space."""
+    removed = 0
+    for layer in LAYERS:
+        for entry in wh.store.list(layer):
+            if entry.path.rsplit("/", 1)[-1].startswith(f"{run_id}-"):
+                wh.store.delete(entry.path)
+                removed += 1
+    for folder in publications(wh):
+        if folder.endswith(f"-{run_id}"):
+            wh.store.delete_tree(folder)
+    return removed
+
+
 def _age_ok(wh: Warehouse, folder: str, cutoff: datetime) -> bool:
     """True if a folder was written within the retention period (by its files' times)."""
     times = [e.mtime for e in wh.store.list(folder)]

@@ -36,7 +36,7 @@ import polars as pl
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
-from flows.storage.store import POINTER, LocalStore, safe_path
+from flows.storage.store import POINTER, STAGING, LocalStore, safe_path
 
 PUBLICATIONS = "_publications"
 MANIFEST = "manifest.json"
@@ -202,7 +202,8 @@ class Warehouse:
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
         exit its operations are published in one commit, then old files are collected and
         `after_publish()` runs (still under the lock: e.g. the results site of the new
-        publication). On an exception nothing is published and nothing is deleted."""
+        publication). On an exception before the swap nothing is published and nothing but
+        this run's own unpublished files is deleted."""
         if "," in str(self.root):
             raise UserError(
                 f"the warehouse path {self.root} contains a comma, which DuckDB's "
@@ -211,6 +212,7 @@ class Warehouse:
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
             tx = Transaction(self, run_id, hooks=hooks)
+            base = tx.base
             try:
                 yield tx
                 if tx.ops:
@@ -222,8 +224,17 @@ class Warehouse:
                         collect_garbage(self, retention_days)
                     if after_publish is not None:
                         after_publish()
+            except BaseException:
+                if self.store.read_pointer() == base:  # not published: take back its files
+                    from flows.storage.retention import remove_run_files
+
+                    remove_run_files(self, run_id)
+                raise
             finally:
                 tx.discard_staging()
+                # every step's staging folder of this run (we hold the lock: nothing else
+                # stages here), also after a failure (a full disk must not stay full)
+                self.store.delete_tree(STAGING)
 
     def transaction(self, run_id: str) -> Transaction:
         return Transaction(self, run_id)

@@ -95,3 +95,15 @@ def test_three_tables_on_every_oracle_file_reports_instead_of_crashing(path):
     text = score_file(path, "three_tables", [], False, "table")
     assert "— three_tables" in text
     assert "data issue three_tables_board_not_scored" in text
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff" * 200, b"% just a comment\n"])
+def test_an_empty_or_binary_pbn_is_one_line_and_exit_code_2(tmp_path, capsys, content):
+    from flows import cli
+
+    path = tmp_path / "event.pbn"
+    path.write_bytes(content)
+    assert cli.main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"duplirank score: error: {path}: not a PBN file to score")
+    assert err.count("\n") == 1

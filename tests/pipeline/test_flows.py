@@ -9,7 +9,6 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.nightly import nightly
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
@@ -62,13 +61,6 @@ def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
         )
         out[table] = frame.sort(frame.columns, nulls_last=True)
     return out
-
-
-@pytest.fixture(scope="session")
-def sample_warehouse(harness, tmp_path_factory):
-    root = tmp_path_factory.mktemp("wh")
-    nightly(Settings(warehouse=root, landing=SAMPLE))
-    return root
 
 
 def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys):
@@ -229,9 +221,7 @@ def test_scoring_in_small_batches_gives_the_same_tables(sample_warehouse, tmp_pa
         ("kops_SM0807_cavendish_avg", "round(total, 2)"),
     ],
 )
-def test_nightly_publishes_kops_events_exactly_as_kops_ranked_them(
-    tmp_path, capsys, folder, value
-):
+def test_nightly_publishes_kops_events_exactly_as_kops_ranked_them(tmp_path, capsys, folder, value):
     landing = tmp_path / "landing"
     landing.mkdir()
     shutil.copy(ORACLES / folder / "results.jsonl", landing / f"{folder}.jsonl")
@@ -273,3 +263,35 @@ def test_the_nightly_publishes_the_results_site_with_its_tables(sample_warehouse
     summary = nightly_run(Settings(warehouse=copy, landing=SAMPLE))
     assert not summary.published and summary.site is None
     assert {p: p.stat().st_mtime_ns for p in (copy / "site").rglob("*.html")} == before
+
+
+def test_the_catalog_is_every_view_and_column_with_its_type_and_comment(sample_warehouse):
+    """sql/catalog.toml documents the views exactly: names, columns, types; every view and
+    column carries its comment inside the database (`duckdb_columns()`)."""
+    from flows.query import run_sql
+    from flows.storage.catalog import tables
+
+    columns = run_sql(
+        sample_warehouse,
+        "select table_name, column_name, data_type, comment from duckdb_columns() "
+        "where not internal order by table_name, column_index",
+    )
+    views = run_sql(sample_warehouse, "select view_name, comment from duckdb_views() "
+                    "where not internal")  # fmt: skip
+    catalog = tables()
+    assert set(views["view_name"]) == set(catalog)
+    for name, table in catalog.items():
+        mine = columns.filter(pl.col("table_name") == name)
+        assert mine.select("column_name", "data_type").rows() == [
+            (c.name, c.type) for c in table.columns
+        ], name
+        assert mine["comment"].to_list() == [c.description for c in table.columns], name
+    assert views.filter(pl.col("comment").is_null()).height == 0
+
+
+def test_the_readme_table_list_is_the_catalog():
+    from flows.storage.catalog import README_END, README_START, readme_table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    generated = readme.split(README_START, 1)[1].split(README_END, 1)[0].strip()
+    assert generated == readme_table(), "run: .venv/bin/python -m flows.storage.catalog --readme"

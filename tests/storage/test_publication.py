@@ -79,7 +79,9 @@ def test_a_failure_before_the_swap_publishes_nothing_and_deletes_nothing(tmp_pat
     wh = Warehouse(tmp_path)
     assert wh.version() == 1 and wh.scan("t").collect()["x"].to_list() == [1]
     assert run_sql(tmp_path, "select x from t")["x"].to_list() == [1]
-    assert before <= data_files(tmp_path)  # nothing was collected by the failing run
+    # the failing run collected nothing published, and took back the files it had written
+    assert data_files(tmp_path) == before
+    assert not (tmp_path / "_staging").exists()
     # the next run completes; the crashed attempt never counts as a publication
     publish(tmp_path, "r3", {"2026-11": [7]}, retention_days=0)
     assert run_sql(tmp_path, "select x from t")["x"].to_list() == [7]

@@ -25,6 +25,7 @@ from transforms.bridge.standings import STANDINGS_SCHEMA, pair_standings
 from transforms.bridge.sunday_times import sunday_times
 from transforms.bridge.three_tables import three_tables, unscored_boards
 from transforms.bridge.travellers import LINE_KEYS, traveller_issues, traveller_lines
+from transforms.calendar import date_month_expr
 from transforms.issues import data_issues
 from transforms.record_types import RECORD_TYPES
 from transforms.scores import Scores
@@ -89,7 +90,7 @@ def score_events(
         .unique("event_id", keep="last")
         .sort("event_id")
         .collect()
-        .with_columns(pl.col("date").dt.strftime("%Y-%m").alias("month"))
+        .with_columns(date_month_expr("date").alias("month"))
     )
     # options are resolved once per distinct (scoring, options) row, not once per event
     settings = ["scoring", "options"]

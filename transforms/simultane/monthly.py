@@ -18,21 +18,10 @@ from datetime import datetime
 
 import polars as pl
 
+from transforms.calendar import day_expr, month_end
 from transforms.simultane.blocks import PLAYER, TS, pct_actuel_at
 from transforms.simultane.options import SimultaneOptions
 from transforms.sql_models import run_model
-
-
-def month_end(month: pl.Expr, timezone: str) -> pl.Expr:
-    """Last instant (UTC, 1 us before the next month starts in `timezone`) of a YYYY-MM month."""
-    first = pl.concat_str(month, pl.lit("-01")).str.to_date("%Y-%m-%d")
-    next_start = (
-        first.dt.offset_by("1mo")
-        .cast(pl.Datetime("us"))
-        .dt.replace_time_zone(timezone)
-        .dt.convert_time_zone("UTC")
-    )
-    return next_start - pl.duration(microseconds=1)
 
 
 def monthly(
@@ -92,7 +81,7 @@ def daily(tournament_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFr
         "completed",
         "points",
         "is_winner",
-        date=pl.col("tournament_start").dt.convert_time_zone(opts.timezone).dt.date(),
+        date=day_expr("tournament_start", opts.timezone),
     )
     params = {"indice_best": opts.indice_best, "victoire_best": opts.victoire_best}
     return run_model("simultane_daily", params, simultane_tournament_results=results).lazy()

@@ -1,0 +1,79 @@
+"""One bad unit never stops the others; a damaged file is named, and a backfill repairs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from flows.runs import backfill_run
+from flows.settings import Settings
+from flows.steps import StepContext, simultane
+from flows.storage.retention import verify
+from flows.storage.warehouse import DamagedFile, Warehouse
+
+from .test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
+
+
+def test_a_tournament_whose_scoring_fails_is_reported_and_the_others_are_published(
+    sample_warehouse, monkeypatch
+):
+    from transforms.simultane import tournaments
+
+    wh = Warehouse(sample_warehouse)
+    ids = wh.scan("simultane_deal", ["raw_month=2026-10"]).select("tournament_id").unique()
+    ids = sorted(ids.collect()["tournament_id"])
+    bad = ids[1]
+    real = tournaments.score_tournaments
+
+    def failing(inputs, opts):
+        if bad in inputs["simultane.deal"]["tournament_id"].to_list():
+            raise ValueError(f"cannot score {bad}")
+        return real(inputs, opts)
+
+    monkeypatch.setattr(tournaments, "score_tournaments", failing)
+    ctx = StepContext(Settings(warehouse=sample_warehouse), "r-fail")
+    ops = simultane.month_step(ctx, "2026-10")
+    results = wh.scan("simultane_tournament_results", pending=ops).collect()
+    scored = set(results.filter(pl.col("month") <= "2026-10")["tournament_id"])
+    assert bad not in scored and set(ids) - {bad} <= set(results["tournament_id"])
+    issues = wh.scan("data_issues", pending=ops).filter(pl.col("kind") == "scoring_failed")
+    (issue,) = issues.collect().rows(named=True)
+    assert json.loads(issue["keys"]) == {"tournament_id": bad}
+    assert issue["detail"] == f"not scored: ValueError: cannot score {bad}"
+
+
+def test_when_every_tournament_fails_the_step_fails(sample_warehouse, monkeypatch):
+    """A fault in every unit is a bug, not bad data: no empty tables are published."""
+    from transforms.simultane import tournaments
+
+    def broken(inputs, opts):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(tournaments, "score_tournaments", broken)
+    ctx = StepContext(Settings(warehouse=sample_warehouse), "r-bug")
+    with pytest.raises(RuntimeError, match="bug"):
+        simultane.month_step(ctx, "2026-10")
+
+
+def test_a_flipped_bit_is_named_and_a_backfill_of_its_month_repairs_it(
+    sample_warehouse, tmp_path
+):
+    root = tmp_path / "wh"
+    shutil.copytree(sample_warehouse, root, symlinks=True)
+    wh = Warehouse(root)
+    (entry,) = wh.entries("simultane_deal_results", ["raw_month=2026-10"])
+    target = root / entry["path"]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    target.chmod(0o644)
+    target.write_bytes(bytes(data))
+    assert verify(Warehouse(root)) == [f"damaged: {entry['path']}"]
+    ctx = StepContext(Settings(warehouse=root), "r-read")
+    with pytest.raises(DamagedFile, match=target.name):  # whoever reads it is told which
+        simultane.history_step(ctx, "2026-11")
+    backfill_run(Settings(warehouse=root, landing=SAMPLE), "2026-10", "2026-10")
+    assert verify(Warehouse(root)) == []
+    assert_same(snapshot(root), snapshot(sample_warehouse), PUBLISHED)
