@@ -1,7 +1,7 @@
 """Ingest vs DuckDB `read_json` → Parquet (quality.md: ≤ 2× its time, peak RSS ≤ 1 GiB, the
 same peak at 4× the lines).
 
-Generates Simultané logs with the project's generator (`flows.generate_simultane`, 0.1 % of
+Generates Simultané logs with the project's generator (`flows.synthetic.simultane`, 0.1 % of
 the lines corrupted), one JSON Lines file per day, cached under `bench/data/ingest/`. Then,
 each in a fresh subprocess (so peak RSS is the job's own, `ru_maxrss`), alternating, `--repeat`
 times:
@@ -76,8 +76,8 @@ import sys
 sys.path.insert(0, {root!r})
 from datetime import date
 from pathlib import Path
-from flows.generate import _write
-from flows.generate_simultane import simultane_log
+from flows.synthetic.files import _write
+from flows.synthetic.simultane import simultane_log
 out, players, days, seed = Path(sys.argv[1]), *map(int, sys.argv[2:])
 log = simultane_log(seed, players, date(2026, 10, 1), days, corrupt_rate=0.001)
 for day in log.days:
