@@ -113,9 +113,24 @@ def prefect_api(log_file=None) -> Iterator[str | None]:
             PREFECT_LOGGING_TO_API_ENABLED: False,  # it stops with the run: nothing to ship
         }
         with temporary_settings(updates=updates):
-            yield server.api_url
+            try:
+                yield server.api_url
+            finally:
+                _deliver_events()
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
         if server.log is not None:
             server.log.close()
+
+
+def _deliver_events(timeout_s: float = 10.0) -> None:
+    """Send the run's pending Prefect events to its server before the server stops. A worker
+    left bound to a stopped server retries its sends at the next drain (at exit, or when a
+    later server of the same process stops): minutes of waiting for nothing."""
+    from prefect.events.worker import EventsWorker
+
+    try:
+        EventsWorker.drain_all(timeout=timeout_s)
+    except Exception:  # noqa: BLE001 (events are a convenience: never fail a run on them)
+        pass
