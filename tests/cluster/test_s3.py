@@ -75,7 +75,9 @@ def test_an_s3_landing_is_read_like_a_local_folder_and_only_once(s3, tmp_path):
     assert not again.published and not any(f.logged for f in again.ingest.files)
 
 
-@pytest.mark.parametrize("point", ["before_manifest", "before_views", "before_swap", "after_swap"])
+# the two sides of the conditional PUT of current.json: every object written but the pointer,
+# and the pointer swapped (the earlier steps are the same code on a folder: tests/storage/)
+@pytest.mark.parametrize("point", ["before_swap", "after_swap"])
 def test_a_failure_mid_commit_on_s3_leaves_a_whole_publication_and_the_next_run_completes(
     s3, tmp_path, monkeypatch, point
 ):

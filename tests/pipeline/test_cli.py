@@ -322,8 +322,10 @@ def test_nightly_results_on_stdout_progress_and_summary_on_stderr(harness, capsy
     assert "score simultane: 2/2 partitions, done in" in err
     assert "run summary:" in err and "quarantined lines by reason:" in err
     assert "invalid JSON" in err
-    (log,) = (state_dir() / "logs").glob("nightly-*.log")
-    assert "done in" in err.splitlines()[-1] and str(log) in err.splitlines()[-1]
+    last = err.splitlines()[-1]  # "done in 4.2 s (log: <state>/logs/nightly-….log)"
+    assert "done in" in last and "(log: " in last
+    log = Path(last.split("(log: ")[1].rstrip(")"))
+    assert log.parent == state_dir() / "logs" and log.name.startswith("nightly-")
     text = log.read_text()
     assert "Flow run" in text and "Finished in state Completed" in text
     assert "Task run 'simultane-2026-11'" in text  # task runs named by competition and month
