@@ -24,6 +24,7 @@ from flows.site.tables import (
     header,
     live_rank,
     rank_cell,
+    table_section,
 )
 
 DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
@@ -364,16 +365,9 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
             sections.append({"kind": "chart", "h2": w["elo_over_time"], "svg": curves[player],
                              "legend": [("red", w["elo_after"], "dot")]})  # fmt: skip
         if player in month_bodies:
-            sections.append({
-                "kind": "table", "h2": w["months"], "caption": w["months"],
-                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
-                "sorted": 0,
-            })  # fmt: skip
+            sections.append(table_section(w["months"], month_cols, month_bodies[player], 0))
         if player in match_bodies:
-            sections.append({
-                "kind": "table", "h2": w["matches"], "caption": w["matches"],
-                "cols": header(m_cols), "body": match_bodies[player], "sortable": True,
-            })  # fmt: skip
+            sections.append(table_section(w["matches"], m_cols, match_bodies[player]))
         yield Page(
             paths.ff_player(paths.slug(player)),
             f"{w['player']} {player}",

@@ -14,7 +14,7 @@ from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, ye
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import simultane_curves
-from flows.site.tables import Col, bodies, header, live_rank, rank_cell
+from flows.site.tables import Col, bodies, header, live_rank, rank_cell, table_section
 
 DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
 PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
@@ -442,24 +442,13 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         if player in curves:
             sections.append({"kind": "chart", "h2": w["curve"], "svg": curves[player],
                              "legend": legend, "id": "courbe"})  # fmt: skip
-            sections.append({
-                "kind": "table", "h2": w["blocks"], "caption": w["blocks"],
-                "cols": header(block_cols), "body": block_bodies[player], "sortable": True,
-                "sorted": 0,
-            })  # fmt: skip
+            sections.append(table_section(w["blocks"], block_cols, block_bodies[player], 0))
         else:
             sections.append({"kind": "text", "text": w["no_blocks"]})
         if player in month_bodies:
-            sections.append({
-                "kind": "table", "h2": w["months"], "caption": w["months"],
-                "cols": header(month_cols), "body": month_bodies[player], "sortable": True,
-                "sorted": 0,
-            })  # fmt: skip
+            sections.append(table_section(w["months"], month_cols, month_bodies[player], 0))
         if player in played:
-            sections.append({
-                "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
-                "cols": header(played_cols), "body": played[player], "sortable": True,
-            })  # fmt: skip
+            sections.append(table_section(w["tournaments"], played_cols, played[player]))
         yield Page(
             paths.sim_player(paths.slug(player)),
             f"{w['player']} {player}",

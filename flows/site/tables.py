@@ -110,6 +110,16 @@ def header(cols: list[Col]) -> list[dict]:
     return [{"label": c.label, "num": c.num} for c in cols]
 
 
+def table_section(title: str, cols: list[Col], body: str, sorted_by: int | None = None) -> dict:
+    """A sortable table under its own heading (also its caption), sorted on column
+    `sorted_by` when the rows come in that order."""
+    section = {"kind": "table", "h2": title, "caption": title, "cols": header(cols),
+               "body": body, "sortable": True}  # fmt: skip
+    if sorted_by is not None:
+        section["sorted"] = sorted_by
+    return section
+
+
 def facts_html(items: list[tuple[str, pl.Expr, pl.Expr | None]], root: str) -> pl.Expr:
     """The `<dl>` of facts at the top of a page, one per row (a page per row: a match).
     A fact whose value is null is left out; a link target may be null (no link)."""

@@ -4,7 +4,6 @@ a free port of 127.0.0.1), which enforces conditional writes (412) like AWS S3 d
 from __future__ import annotations
 
 import logging
-import shutil
 import uuid
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from flows.cluster_options import ClusterOptions
 from flows.settings import Settings
 from flows.site.options import SiteOptions
+from tests.storage.conftest import split_landing  # noqa: F401 (the tests import it from here)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
@@ -70,18 +70,6 @@ class Bucket:
 
 def settings(warehouse, landing, site: bool = False, **more) -> Settings:
     return Settings(warehouse=warehouse, landing=landing, site=SiteOptions(enabled=site), **more)
-
-
-def split_landing(tmp_path: Path) -> tuple[Path, Path]:
-    """The sample's first day in `landing`, the other days in `later`."""
-    landing, later = tmp_path / "landing", tmp_path / "later"
-    shutil.copytree(SAMPLE, landing)
-    later.mkdir()
-    days = sorted({p.name.split("-", 1)[1].split(".")[0] for p in landing.iterdir()})
-    for path in landing.iterdir():
-        if days[0] not in path.name:
-            shutil.move(path, later / path.name)
-    return landing, later
 
 
 def dask_settings(warehouse, landing, workers: int = 2, **more) -> Settings:
