@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from flows.steps.context import RAW, StepContext, compact_bronze
-from flows.steps.isolate import failure_issues, isolated
-from flows.steps.simultane import put_history, put_issues
+from flows.steps.context import StepContext
+from flows.steps.simultane import put_history
+from flows.steps.units import unit_partition_step
 from transforms.calendar import month_expr
 
 MATCH = "match_id"
@@ -18,41 +18,14 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
     from transforms.face_a_face.matches import score_matches
 
     opts = ctx.settings.face_a_face_options()
-    tx = ctx.transaction()
-    matches, superseded_m = ctx.current("ff.match", [part])
-    deals, superseded_d = ctx.current("ff.deal", [part])
-    disconnects, superseded_x = ctx.current("ff.disconnect", [part])
-    matches, deals, disconnects = (f.collect() for f in (matches, deals, disconnects))
-
-    def score(keys):
-        def some(frame: pl.DataFrame) -> pl.LazyFrame:
-            return (frame if keys is None else frame.filter(pl.col(MATCH).is_in(keys))).lazy()
-
-        inputs = {"ff.match": some(matches), "ff.deal": some(deals),
-                  "ff.disconnect": some(disconnects)}  # fmt: skip
-        tables, issues = score_matches(inputs, opts).collect()
-        return tables["ff_deal_results"], tables["ff_match_scores"], issues
-
-    units = sorted(set(matches[MATCH].to_list()) | set(deals[MATCH].to_list()))
-    parts, failures = isolated(units, score)
-    key = f"{RAW}={part}"
-    months = dict(matches.select(MATCH, month_expr("created_at", opts.timezone)).iter_rows())
-    issues = pl.concat(
-        [s.collect() for s in (superseded_m, superseded_d, superseded_x)]
-        + [p[2] for p in parts]
-        + [failure_issues(failures, MATCH, months)],
-        how="diagonal_relaxed",
-    )
-    compact_bronze(tx, "face_a_face", part)
-    for index, table in ((0, "ff_deal_results"), (1, "ff_match_scores")):
-        rows = pl.concat([p[index] for p in parts]) if parts else None
-        if rows is not None and rows.height:
-            tx.put("silver", table, key, rows)
-            tx.put_schema("silver", table, rows)
-        else:
-            tx.remove(table, key)
-    put_issues(tx, "face_a_face", part, issues)
-    return tx.ops
+    return unit_partition_step(
+        ctx, "face_a_face", part, MATCH,
+        score=lambda inputs: score_matches({t: f.lazy() for t, f in inputs.items()}, opts)
+        .collect(),
+        tables=(("silver", "ff_deal_results"), ("silver", "ff_match_scores")),
+        unit_types=("ff.match", "ff.deal"),
+        month_of_unit=("ff.match", month_expr("created_at", opts.timezone)),
+    )  # fmt: skip
 
 
 def history_step(ctx: StepContext, first: str) -> list[dict]:

@@ -10,7 +10,8 @@ import pytest
 
 from flows.runs import backfill_run
 from flows.settings import Settings
-from flows.steps import StepContext, simultane
+from flows.steps import StepContext, bridge, face_a_face, simultane
+from flows.steps.context import bronze_table
 from flows.storage.retention import verify
 from flows.storage.warehouse import DamagedFile, Warehouse
 
@@ -42,6 +43,47 @@ def test_a_tournament_whose_scoring_fails_is_reported_and_the_others_are_publish
     issues = wh.scan("data_issues", pending=ops).filter(pl.col("kind") == "scoring_failed")
     (issue,) = issues.collect().rows(named=True)
     assert json.loads(issue["keys"]) == {"tournament_id": bad}
+    assert issue["detail"] == f"not scored: ValueError: cannot score {bad}"
+
+
+UNIT_GAMES = {  # step, module and function that scores, record type and column of a unit, table
+    "face_a_face": (face_a_face, "transforms.face_a_face.matches", "score_matches", "ff.match",
+                    "match_id", "ff_match_scores"),
+    "bridge": (bridge, "transforms.bridge.event", "score_events", "bridge.event", "event_id",
+               "bridge_standings"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("game", UNIT_GAMES)
+def test_a_match_or_event_whose_scoring_fails_is_reported_and_the_others_are_published(
+    sample_warehouse, monkeypatch, game
+):
+    import importlib
+
+    step, module_name, function, record_type, key, table = UNIT_GAMES[game]
+    module = importlib.import_module(module_name)
+    wh = Warehouse(sample_warehouse)
+    bronze = wh.scan(bronze_table(record_type), ["raw_month=2026-10"])
+    ids = sorted(bronze.select(key).unique().collect()[key])
+    assert len(ids) >= 2
+    bad = ids[1]
+    real = getattr(module, function)
+
+    def failing(inputs, *args):
+        frame = inputs[record_type]
+        units = (frame.collect() if isinstance(frame, pl.LazyFrame) else frame)[key]
+        if bad in units.to_list():
+            raise ValueError(f"cannot score {bad}")
+        return real(inputs, *args)
+
+    monkeypatch.setattr(module, function, failing)
+    ctx = StepContext(Settings(warehouse=sample_warehouse), "r-fail")
+    ops = step.month_step(ctx, "2026-10")
+    published = set(wh.scan(table, pending=ops).collect()[key])
+    assert bad not in published and set(ids) - {bad} <= published
+    issues = wh.scan("data_issues", pending=ops).filter(pl.col("kind") == "scoring_failed")
+    (issue,) = issues.collect().rows(named=True)
+    assert json.loads(issue["keys"]) == {key: bad}
     assert issue["detail"] == f"not scored: ValueError: cannot score {bad}"
 
 
