@@ -218,8 +218,7 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> It
     if has_deals:
         deal_results = deal_results.join(matches.select("match_id", "day"), on="match_id")
     fps = fingerprints("day", matches, *([deal_results] if has_deals else []))
-    day_link = pl.concat_str(pl.lit("face-a-face/matches/"), pl.col("day"), pl.lit(".html"))
-    reuse, todo = split_unchanged(fps, "day", day_link, previous)
+    reuse, todo = split_unchanged(fps, "day", paths.ff_match_day, previous)
     yield from reuse
     fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
     keep = pl.col("day").is_in(todo["day"].implode())
@@ -318,9 +317,9 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
     fps = fingerprints("player_id", sides, ranking, *([elo] if has_elo else [])).filter(
         pl.col("player_id").is_in(players.implode())
     )
-    link = pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr("player_id"),
-                         pl.lit(".html"))  # fmt: skip
-    reuse, todo = split_unchanged(fps, "player_id", link, previous)
+    reuse, todo = split_unchanged(
+        fps, "player_id", lambda player: paths.ff_player(paths.slug(player)), previous
+    )
     yield from reuse
     fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
     keep = pl.col("player_id").is_in(todo["player_id"].implode())

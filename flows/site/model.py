@@ -117,18 +117,18 @@ def fingerprints(key: str, *frames: pl.DataFrame) -> pl.DataFrame:
 
 
 def split_unchanged(
-    fps: pl.DataFrame, key: str, path: pl.Expr, previous: Previous
+    fps: pl.DataFrame, key: str, page: Callable[[str], str], previous: Previous
 ) -> tuple[list[Reuse], pl.DataFrame]:
-    """The pages of `fps` (key, fingerprint) whose rows did not change, and key, fingerprint,
-    path of the others (to make)."""
-    with_path = fps.with_columns(path.alias("path"))
+    """The pages of `fps` (key, fingerprint) whose rows did not change, and key, fingerprint
+    of the others (to make); `page(key)` is a page's path (`paths.py`)."""
     reuse, todo = [], []
-    for value, fingerprint, page in with_path.select(key, "fingerprint", "path").iter_rows():
-        if previous.unchanged(page, fingerprint):
-            reuse.append(Reuse(page, fingerprint))
+    for value, fingerprint in fps.select(key, "fingerprint").iter_rows():
+        path = page(value)
+        if previous.unchanged(path, fingerprint):
+            reuse.append(Reuse(path, fingerprint))
         else:
             todo.append(value)
-    return reuse, with_path.filter(pl.col(key).is_in(todo))
+    return reuse, fps.filter(pl.col(key).is_in(todo))
 
 
 def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:

@@ -98,9 +98,8 @@ def month_pages(monthly, tournaments, daily, w, lang,
     )  # fmt: skip
     shown = pl.concat([monthly["month"], tournaments["month"]]).drop_nulls().unique()
     fps = fingerprints("month", monthly, tournaments, *([days] if days is not None else []))
-    link = pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))
     reuse, todo = split_unchanged(fps.filter(pl.col("month").is_in(shown.implode())), "month",
-                                  link, previous)  # fmt: skip
+                                  paths.sim_month, previous)  # fmt: skip
     yield from reuse
     fingerprint_of = dict(todo.select("month", "fingerprint").iter_rows())
     keep = pl.col("month").is_in(todo["month"].implode())
@@ -163,9 +162,7 @@ def day_pages(daily, tournaments, w, lang, crumb,
     daily = daily.with_columns(day=pl.col("date").cast(pl.String))
     tournaments = tournaments.filter(pl.col("day").is_in(daily["day"].unique().implode()))
     fps = fingerprints("day", daily, tournaments)
-    link = pl.concat_str(pl.lit("simultane/"), pl.col("day").str.slice(0, 7), pl.lit("/"),
-                         pl.col("day"), pl.lit(".html"))  # fmt: skip
-    reuse, todo = split_unchanged(fps, "day", link, previous)
+    reuse, todo = split_unchanged(fps, "day", paths.sim_day, previous)
     yield from reuse
     fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
     keep = pl.col("day").is_in(todo["day"].implode())
@@ -209,7 +206,9 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb, previous) -> I
     """A page per tournament; one whose rows did not change keeps its page (the grids are
     the largest pages of the site)."""
     fps = fingerprints("tournament_id", results, *([deals] if deals is not None else []))
-    reuse, todo = split_unchanged(fps, "tournament_id", TOURNAMENT_LINK, previous)
+    reuse, todo = split_unchanged(
+        fps, "tournament_id", lambda t: paths.sim_tournament(paths.slug(t)), previous
+    )
     yield from reuse
     fingerprint_of = dict(todo.select("tournament_id", "fingerprint").iter_rows())
     keep = pl.col("tournament_id").is_in(todo["tournament_id"].implode())
@@ -361,7 +360,9 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     latest = monthly["month"].max()
     monthly = live_rank(monthly, "rank_indice", latest)  # shown, and fingerprinted, without it
     fps = fingerprints("player_id", monthly, humans, *([blocks] if has_blocks else []))
-    reuse, todo = split_unchanged(fps, "player_id", PLAYER_LINK, previous)
+    reuse, todo = split_unchanged(
+        fps, "player_id", lambda player: paths.sim_player(paths.slug(player)), previous
+    )
     yield from reuse
     fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
     keep = pl.col("player_id").is_in(todo["player_id"].implode())
