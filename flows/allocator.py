@@ -12,3 +12,7 @@ backfill memory benchmark. A `_RJEM_MALLOC_CONF` already in the environment wins
 import os
 
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:10000,muzzy_decay_ms:0")
+
+# numpy's OpenBLAS starts a thread per core that spins waiting for work; duplirank does no
+# linear algebra, and the spinning took ~1 % of an ingest's CPU from the threads that work.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

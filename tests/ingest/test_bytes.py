@@ -178,3 +178,28 @@ def test_copies_are_found_across_chunks_of_a_file(tmp_path):
         (39, "duplicate of line 4"),
     ]
     assert_total(wh, path)
+
+
+def test_lines_keep_their_number_when_a_chunk_is_parsed_in_parallel_batches(tmp_path):
+    """A chunk of thousands of lines is parsed by DuckDB in several batches: each reason and
+    each row stays with its own line (the parse result is aligned with the lines by position)."""
+    lines = []
+    for i in range(1, 6001):
+        if i % 7 == 0:
+            lines.append(f"[{i}]")
+        elif i % 11 == 0:
+            lines.append(f'{{"type": {i}')
+        else:
+            lines.append(dumps(deal(f"p{i:05d}", 1 + i % 2, made=i % 500)))
+    path = write(tmp_path / "day.jsonl", lines)
+    _, wh = run(tmp_path, path)
+    bad = {i: "not a JSON object" if i % 7 == 0 else "invalid JSON"
+           for i in range(1, 6001) if i % 7 == 0 or i % 11 == 0}  # fmt: skip
+    assert dict(reasons(wh, path)) == bad
+    rows = table(wh, "simultane_deal").select("line_no", "player_id", "points_made")
+    assert rows.height == 6000 - len(bad)
+    assert rows.filter(
+        (pl.col("player_id") != pl.format("p{}", pl.col("line_no").cast(pl.String).str.zfill(5)))
+        | (pl.col("points_made") != pl.col("line_no") % 500)
+    ).is_empty()
+    assert_total(wh, path)
