@@ -227,9 +227,9 @@ class Validator:
         rejected_lines = pl.concat([flagged["line_no"], details["line_no"]])
         rejected = self._reasons(rt, typed.filter(pl.col("line_no").is_in(rejected_lines)), details)
         columns = [*rt.fields, "line_no", "_pos", *keep, *(c for c in typed.columns if c[0] != "_")]
-        accepted = typed.select(list(dict.fromkeys(columns))).filter(
-            ~pl.col("line_no").is_in(rejected_lines)
-        )
+        accepted = typed.select(list(dict.fromkeys(columns)))
+        if len(rejected_lines):  # a filter copies every column: only when a row goes
+            accepted = accepted.filter(~pl.col("line_no").is_in(rejected_lines.implode()))
         return accepted, rejected.select(*REJECTED)
 
     def _reasons(self, rt: RecordType, rows: pl.DataFrame, details: pl.DataFrame) -> pl.DataFrame:
@@ -417,7 +417,9 @@ def _not_finite(rt: RecordType, rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.Da
         if reason:
             reasons.append((row["line_no"], row["_pos"], reason, "not_finite"))
     bad = pl.DataFrame(reasons, schema=REJECTED, orient="row")
-    return rows.filter(~pl.col("line_no").is_in(bad["line_no"])), bad
+    if not bad.height:
+        return rows, bad
+    return rows.filter(~pl.col("line_no").is_in(bad["line_no"].implode())), bad
 
 
 class _Constant(float):
@@ -471,6 +473,8 @@ def _same_key(
         (pl.Series(first_text) == pl.col("h1")).alias("_same_text"),
     )
     copy = pl.col("_first") < pl.col("line_no")
+    if not (first < rows["line_no"].to_numpy()).any():  # no copy: no filter (it copies all)
+        return rows.drop("_first", "_same_text"), pl.DataFrame(schema=REJECTED)
     same = ", ".join(rt.key)
     copies = rows.filter(copy).select(
         "line_no",
