@@ -31,7 +31,8 @@ def _run_shas(summary) -> list[str]:
     ingest = getattr(summary, "ingest", None)
     if ingest is None:
         return []
-    return sorted({f.sha256 for f in ingest.files if f.status != "already_ingested"})
+    # files not read (unknown suffix, not a regular file, a refused symlink) have no sha256
+    return sorted({f.sha256 for f in ingest.files if f.sha256 and f.status != "already_ingested"})
 
 
 def quarantine_reasons(warehouse: Path, summary) -> dict[str, int]:

@@ -81,6 +81,16 @@ def test_quarantine_reasons_of_this_run_only(tmp_path):
     }
 
 
+def test_files_not_read_have_no_hash_and_do_not_stop_the_count(tmp_path):
+    root = make_warehouse(tmp_path / "wh")
+    summary = run_summary()
+    summary.ingest.files += [
+        FileReport("notes.txt", None, status="skipped: unknown suffix"),
+        FileReport("fifo.jsonl", None, status="skipped: not a regular file"),
+    ]
+    assert sum(quarantine_reasons(root, summary).values()) == 4
+
+
 def test_no_quarantine_table_means_no_reasons(tmp_path):
     assert quarantine_reasons(tmp_path / "empty", run_summary()) == {}
 

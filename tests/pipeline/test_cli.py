@@ -331,6 +331,18 @@ def test_nightly_results_on_stdout_progress_and_summary_on_stderr(harness, capsy
     assert "Task run 'simultane-2026-11'" in text  # task runs named by competition and month
 
 
+def test_ingest_of_a_landing_with_a_file_it_does_not_read_and_a_bad_line(capsys, tmp_path):
+    """A file not read has no hash: the summary of this run's quarantined lines still counts."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "README.txt").write_text("deliveries of the night\n")
+    (landing / "day.jsonl").write_text('{"type": "simultane.deal"\n')
+    code, out, err = run(capsys, "ingest", landing, "--warehouse", tmp_path / "wh", "--quiet")
+    assert (code, err) == (0, "")
+    assert "1 not read" in out and "1 × invalid JSON" in out
+    assert "not read: " in out and "README.txt: skipped: unknown suffix" in out
+
+
 def test_quiet_prints_nothing_on_stderr(harness, capsys, tmp_path):
     code, out, err = run(
         capsys, "nightly", "--landing", SAMPLE, "--warehouse", tmp_path / "wh", "--quiet"
