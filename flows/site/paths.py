@@ -4,18 +4,22 @@ be copied to any web server or opened from disk.
 
 Ids come from raw logs: any character may appear. `slug` keeps a safe id (letters, digits,
 `_ . -`, not starting with a dot, at most 100 characters) as it is and writes any other one as
-`~` and the hex of its UTF-8 bytes, which no safe id can be; `slug_expr` is the same rule on a
-whole column. (An unsafe id longer than 120 bytes would make a file name longer than the
-usual 255-byte limit: such an id fails the build with the system's error.)
+`~` and the hex of its UTF-8 bytes, which no safe id can be — or, when that hex would be too
+long for a file name (`MAX_SLUG`: two slugs and a few letters stay within the usual 255-byte
+limit), as `~~` and the SHA-256 of its bytes (so one long id in the logs never stops a site
+build). `slug_expr` is the same rule on a whole column.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
+import numpy as np
 import polars as pl
 
 SAFE = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$"
+MAX_SLUG = 120  # characters of a slug: "paire-<section>-<pair>.html" stays under 255 bytes
 
 
 def slug(key: str) -> str:
@@ -23,7 +27,10 @@ def slug(key: str) -> str:
     key = str(key)
     if _SAFE.fullmatch(key):
         return key
-    return "~" + key.encode().hex()
+    data = key.encode()
+    if 1 + 2 * len(data) <= MAX_SLUG:
+        return "~" + data.hex()
+    return "~~" + hashlib.sha256(data).hexdigest()
 
 
 _SAFE = re.compile(SAFE)
@@ -35,8 +42,19 @@ def slug_expr(column: str | pl.Expr) -> pl.Expr:
     return (
         pl.when(expr.str.contains(SAFE))
         .then(expr)
-        .otherwise(pl.concat_str(pl.lit("~"), expr.str.encode("hex")))
+        .when(1 + 2 * expr.str.len_bytes() <= MAX_SLUG)
+        .then(pl.concat_str(pl.lit("~"), expr.str.encode("hex")))
+        .otherwise(expr.map_batches(_long_slugs, pl.String, is_elementwise=True))
     )
+
+
+def _long_slugs(values: pl.Series) -> pl.Series:
+    """`slug` of the ids too long to be written in hex (rare: only those are looked at)."""
+    out: list[str | None] = [None] * len(values)
+    long = (1 + 2 * values.str.len_bytes() > MAX_SLUG).fill_null(False).to_numpy()
+    for i in np.flatnonzero(long):
+        out[i] = slug(values[int(i)])
+    return pl.Series(values.name, out, dtype=pl.String)
 
 
 def section_slug(section: str | None) -> str:
