@@ -134,6 +134,21 @@ def test_no_temporary_server_when_one_is_configured(monkeypatch):
     assert fake.started == []
 
 
+def test_a_running_server_gets_no_flow_heartbeats_unless_they_are_asked_for(monkeypatch):
+    """The heartbeat thread sleeps in 1 s steps: every flow run waited up to 1 s for it."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY as HEARTBEAT
+
+    monkeypatch.delenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", raising=False)
+    updates = {PREFECT_API_URL: "http://127.0.0.1:4200/api", HEARTBEAT: 180}
+    with temporary_settings(updates=updates):
+        with prefect_api():
+            assert HEARTBEAT.value() is None
+        assert HEARTBEAT.value() == 180
+        monkeypatch.setenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "180")  # the user's choice
+        with prefect_api():
+            assert HEARTBEAT.value() == 180
+
+
 def test_serve_registers_the_cron_in_the_platform_time_zone(monkeypatch):
     calls = []
     monkeypatch.setattr(nightly.nightly_flow, "serve", lambda **kwargs: calls.append(kwargs))
