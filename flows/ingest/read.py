@@ -242,7 +242,10 @@ class FileStream:
 
     def _gunzip(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
         first = next(blocks, b"")
-        if not (self.name.lower().endswith(".gz") or first.startswith(GZIP_MAGIC)):
+        gzipped = first.startswith(GZIP_MAGIC) or (
+            self.name.lower().endswith(".gz") and not _looks_like_text(first)
+        )  # a plain text file named `.gz` is read as the text it is
+        if not gzipped:
             yield first
             yield from blocks
             return
@@ -267,6 +270,21 @@ class FileStream:
             yield decoder.decode(b"", final=True).encode("utf-8", "surrogateescape")
         except UnicodeDecodeError:
             yield b"\xff"  # an odd byte at the end: the last line does not decode
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """The start of a file is text: its first KiB decodes (a character may be cut at the end)
+    and holds no control byte but tab, CR and LF."""
+    sample = head[:1024]
+    if not sample or sniff_encoding(sample) not in (None, "utf-8"):
+        return bool(sample)  # UTF-16/32 text (by its BOM or NULs) is text too
+    try:
+        text = sample.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(sample) - 3:
+            return False
+        text = sample[: err.start].decode("utf-8")
+    return not any(c < " " and c not in "\t\r\n" for c in text)
 
 
 def sniff_encoding(head: bytes) -> str | None:

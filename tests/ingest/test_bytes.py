@@ -142,6 +142,21 @@ def test_a_file_no_line_of_which_can_be_read_is_kept_whole(tmp_path):
     assert (log["lines_read"], log["rows_quarantined"]) == (1, 1)
 
 
+def test_a_plain_text_file_named_gz_is_read_as_text(tmp_path):
+    """A delivery named `.gz` that is not gzip data (no gzip magic, text bytes) is read as the
+    text it is; one that is neither gzip nor text stays a corrupt gzip, kept whole."""
+    plain = write(tmp_path / "day.jsonl.gz", GOOD[:5] + ["{"])
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(b"\x00\x01\x02 not gzip \xff\xfe\x03" * 50)
+    result, wh = run(tmp_path, plain, junk)
+    assert accepted(wh, "simultane_deal", plain) == [1, 2, 3, 4, 5]
+    assert reasons(wh, plain) == [(6, "invalid JSON")]
+    status = {Path(f.file).name: f.status for f in result.files}
+    assert status == {"day.jsonl.gz": "ingested", "junk.jsonl.gz": "unreadable"}
+    assert reasons(wh, junk)[0][1].startswith("corrupt gzip data at byte 0")
+    assert_total(wh, plain, junk)
+
+
 def test_an_unreadable_delivery_is_quarantined_once(tmp_path):
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(b"\x1f\x8b\x08\x00garbage")
