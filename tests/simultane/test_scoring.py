@@ -163,6 +163,25 @@ def test_deal_without_finished_bot_row_is_not_scored_and_reported():
     assert "no bot row" in no_bot["detail"][0] and "bot unfinished" in no_bot["detail"][1]
 
 
+def test_several_bot_rows_and_varying_deal_counts_are_reported():
+    rows = [
+        deal_row("BOT1", 210, 52, is_bot=True, deals=2),
+        deal_row("BOT2", 300, 0, is_bot=True, deals=2),
+        deal_row("a", 220, 42, deals=2),
+        bot(210, 52, deal_no=2, deals=3),  # this tournament's rows disagree: 2 or 3 deals
+        deal_row("a", 220, 42, deal_no=2, deals=3),
+    ]
+    res = scored(rows)  # deal 1: the reference is the lowest player_id, BOT1
+    assert res["BOT1"]["pct"] == 100.0 and res["a"]["pct"] == pytest.approx(103.82, abs=0.01)
+    issues = deal_issues(frame(rows), OPTS).collect()
+    assert issues.select("kind", "keys", "detail").rows() == [
+        ("deals_in_tournament_varies", '{"tournament_id":"T1"}',
+         "deals_in_tournament given as 2, 3: 3 is used"),
+        ("several_bot_rows", '{"tournament_id":"T1","deal_no":"1"}',
+         "2 bot rows (BOT1, BOT2): scored against the finished one of the lowest player_id"),
+    ]  # fmt: skip
+
+
 def test_float_noise_does_not_break_ties():
     # 100 + 100 * 1 / 3 computed from different stakes: equal P, shared points
     res = scored([bot(100, 50), deal_row("a", 125, 25), deal_row("b", 125, 25)])

@@ -163,6 +163,8 @@ def score_deals(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
 def deal_issues(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     """`data_issues` rows of the Simultané deals (columns month, kind, keys, detail): the checks
     of the SQL model `sql/simultane_data_issues.sql` (`no_bot_reference`: a deal with no
-    finished bot row, not scored for anyone), on the deals with `finished` derived here."""
-    rows = deals.select(*DEAL, "is_bot", month=tournament_month(opts), finished=finished_expr(opts))
+    finished bot row, not scored for anyone; `several_bot_rows`; `deals_in_tournament_varies`),
+    on the deals with `finished` derived here."""
+    rows = deals.select(*DEAL, "player_id", "deals_in_tournament", "is_bot",
+                        month=tournament_month(opts), finished=finished_expr(opts))  # fmt: skip
     return run_model("simultane_data_issues", simultane_deal=rows).lazy()
