@@ -235,6 +235,10 @@ class BridgeResult(Line):
     result = text(nullable=True)
     adjusted = text(nullable=True)
 
+    @rule(lambda: pl.lit("ns_pair and ew_pair are the same"))
+    def two_pairs(cls) -> pl.Expr:
+        return pl.col("ns_pair") != pl.col("ew_pair")
+
     @rule(_bridge_score_missing)
     def has_score(cls) -> pl.Expr:
         played = pl.col("contract").is_not_null() & (

@@ -110,6 +110,7 @@ def test_bridge_and_face_a_face_bounds(tmp_path):
             dumps(event("E2", options={"vp": float("nan")})),
             dumps(event("E3", date="9999-12-31")),
             dumps(result(1000, ns="3")),
+            dumps(result(3, ns="4", ew="4")),
         ],
     )
     ff = write(
@@ -129,6 +130,7 @@ def test_bridge_and_face_a_face_bounds(tmp_path):
         (7, "field options contains NaN: not a number"),
         (8, f"date 9999-12-31 outside the plausible window {WINDOW}"),
         (9, "board 1000 out of range 1..999"),
+        (10, "ns_pair and ew_pair are the same"),
     ]
     assert reasons(wh, ff) == [
         (2, "deal_no 17 out of range 1..16"),
