@@ -125,6 +125,19 @@ def test_disconnection_after_the_end_is_no_forfeit():
     assert scored(h).tables["ff_match_scores"].collect()["status"].to_list() == ["played"]
 
 
+def test_disconnection_of_a_player_not_in_the_match_is_ignored_and_reported():
+    h = History()
+    h.match("m1", "ann", "bob")
+    h.disconnect("m1", "zoe", STARTED + MINUTE, None)  # never back, but not a player of m1
+    scores = scored(h)
+    assert scores.tables["ff_match_scores"].collect()["status"].to_list() == ["played"]
+    issues = scores.issues.collect().filter(pl.col("kind") == "ff_disconnect_player_not_in_match")
+    assert issues.select("keys", "detail").rows() == [
+        ('{"match_id":"m1","player_id":"zoe"}',
+         "1 disconnection(s) of zoe in a match between ann and bob: ignored"),
+    ]  # fmt: skip
+
+
 def test_forfeit_while_ahead_on_points_is_a_loss():
     h = History()
     h.match("m1", "ann", "bob", [600] + [0] * 15)  # ann: √600 → 24 match points
