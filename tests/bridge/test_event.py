@@ -142,21 +142,6 @@ def test_bad_options_are_user_errors():
     )
 
 
-def test_a_pair_on_several_lines_of_a_board_is_a_data_issue():
-    rows = [
-        {"board": 1, "ns_pair": "1", "ew_pair": "2", "score_ns": 420},
-        {"board": 1, "ns_pair": "3", "ew_pair": "1", "score_ns": 100},  # pair 1 again, as EW
-        {"board": 1, "ns_pair": "4", "ew_pair": "5", "score_ns": -50},
-        {"board": 2, "ns_pair": "1", "ew_pair": "2", "score_ns": 420},
-    ]
-    issues = score("matchpoints", rows).issues.collect().sort("keys")
-    assert issues.select("kind", "detail").rows() == [
-        ("pair_on_several_lines", "pair 1 has 2 lines on board 1"),
-        ("pair_on_several_lines", "pair 1 has 2 lines on board 1"),
-    ]
-    assert [json.loads(k)["ns_pair"] for k in issues["keys"]] == ["1", "3"]
-
-
 def test_data_issues_and_unusable_lines():
     rows = [
         {"board": 1, "ns_pair": "1", "ew_pair": "2", "score_ns": 425},

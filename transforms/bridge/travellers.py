@@ -146,28 +146,11 @@ def _with_positions(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _with_pair_lines(lines: pl.LazyFrame) -> pl.LazyFrame:
-    """`_ns_lines`, `_ew_lines`: on how many lines of the board each of the line's pairs
-    plays (NS or EW). A pair plays a board once: more is a data issue (the lines are scored
-    as given, like a director's entries)."""
-    board = ["event_id", "section", "board"]
-    sides = pl.concat([lines.select(*board, pl.col(side).alias("_pair"))
-                       for side in ("ns_pair", "ew_pair")])  # fmt: skip
-    counts = sides.group_by(*board, "_pair").agg(pl.len().cast(pl.Int64).alias("_lines"))
-    for side in ("ns", "ew"):
-        lines = lines.join(
-            counts.rename({"_pair": f"{side}_pair", "_lines": f"_{side}_lines"}),
-            on=[*board, f"{side}_pair"], how="left", nulls_equal=True, maintain_order="left",
-        )  # fmt: skip
-    return lines
-
-
 def traveller_issues(lines: pl.LazyFrame) -> pl.LazyFrame:
     """Rows flagged on traveller lines: (event_id, section, board, ns_pair, ew_pair, kind,
     detail). Flagged lines are not compared (except a contradicting given score, which is
     kept: the given score wins, as the director entered it)."""
     given = pl.col("score_ns")
-    lines = _with_pair_lines(lines)
     checks = [
         (
             "score_contradicts_contract",
@@ -202,16 +185,6 @@ def traveller_issues(lines: pl.LazyFrame) -> pl.LazyFrame:
             "unknown_adjusted_score",
             pl.col("adjusted").is_not_null() & pl.col("adj_ns").is_null(),
             pl.format("artificial score {} not understood", pl.col("adjusted")),
-        ),
-        (
-            "pair_on_several_lines",
-            (pl.col("_ns_lines") > 1) | (pl.col("_ew_lines") > 1),
-            pl.format(
-                "pair {} has {} lines on board {}",
-                pl.when(pl.col("_ns_lines") > 1).then("ns_pair").otherwise("ew_pair"),
-                pl.max_horizontal("_ns_lines", "_ew_lines"),
-                pl.col("board"),
-            ),
         ),
     ]
     flagged = lines.filter(
