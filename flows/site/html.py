@@ -90,10 +90,23 @@ def sections(items: list[dict], root: str, words: dict) -> str:
 
 
 def section(s: dict, root: str, words: dict) -> str:
+    if s["kind"] == "sections":  # whole sections put together on columns, escaped there
+        return s["html"]
     ident = f' id="{escape(s["id"])}"' if s.get("id") else ""
     heading = f"<h2>{escape(s['h2'])}</h2>\n" if s.get("h2") else ""
     body = RENDER[s["kind"]](s, root, words)
     return f"<section{ident}>\n{heading}{body}\n</section>"
+
+
+HOLE = "\x00hole\x00"
+
+
+def around(s: dict, key: str, root: str, words: dict) -> tuple[str, str]:
+    """The markup of section `s` before and after its `key` (a table's body, a chart's svg),
+    to put the markup of many pages' sections together on columns with the same text as
+    `section` gives one page."""
+    before, after = section({**s, key: HOLE}, root, words).split(HOLE)
+    return before, after
 
 
 def _facts(s: dict, root: str, words: dict) -> str:
