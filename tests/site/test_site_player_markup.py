@@ -1,0 +1,96 @@
+"""The markup of the Simultané player pages, pinned: the sections of two small players (one
+with 20-deal results, one with none whose id needs escaping), in both languages, byte for byte
+as the page-by-page renderer (`html.section` per section) gave them before the pages were put
+together on columns. A change to these pages shows here as a diff to review (and to copy into
+`golden/simultane_players.html` when it is meant)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from flows.site import html, simultane
+from flows.site.labels import labels
+from flows.site.model import NO_PREVIOUS
+
+GOLDEN = Path(__file__).parent / "golden" / "simultane_players.html"
+EVIL = "<i>Zoé \"&'</i>"
+
+
+def frames() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    start = datetime(2026, 10, 3, 18, 30, tzinfo=UTC)
+    blocks = pl.DataFrame(
+        {
+            "player_id": ["P1", "P1", "P1"],
+            "block_no": [1, 2, 3],
+            "ended_at": [start, start + timedelta(days=1), start + timedelta(days=33)],
+            "month": ["2026-10", "2026-10", "2026-11"],
+            "pct_cumul": [92.5, 104.25, 98.0],
+            "pct_actuel": [None, 98.375, 98.25],
+            "k": [1, 2, 3],
+            "representative": [False, False, True],
+            "in_window": [True, True, True],
+        }
+    )
+    monthly = pl.DataFrame(
+        {
+            "month": ["2026-10", "2026-11", "2026-10"],
+            "player_id": ["P1", "P1", EVIL],
+            "indice": [10.5, 3.125, -2.0],
+            "victoire": [0.0, 1.5, None],
+            "tournaments": [2, 1, 1],
+            "wins": [1, 0, 0],
+            "pct_actuel": [98.375, 98.25, None],
+            "representative": [False, True, None],
+            "rank_indice": [1, 2, 2],
+        }
+    )
+    results = pl.DataFrame(
+        {
+            "tournament_id": ["T1", "T<2>", "T3", "T<2>"],
+            "month": ["2026-10", "2026-10", "2026-11", "2026-10"],
+            "tournament_start": [start, start + timedelta(days=1), start + timedelta(days=33),
+                                 start + timedelta(days=1)],  # fmt: skip
+            "player_id": ["P1", "P1", "P1", EVIL],
+            "is_bot": [False] * 4,
+            "points": [30, 41, 28, 12],
+            "top": [40, 44, 40, 44],
+            "mp_pct": [75.0, 93.18, 70.0, 27.27],
+            "deals_played": [20, 20, 20, 8],
+            "rank": [1, 1, 2, 3],
+            "is_winner": [True, True, False, False],
+            "completed": [True, True, True, False],
+        },
+        schema_overrides={"tournament_start": pl.Datetime("us", "UTC")},
+    )
+    return monthly, results, blocks
+
+
+def player_pages_markup() -> str:
+    monthly, results, blocks = frames()
+    shown = []
+    for lang in ("fr", "en"):
+        w = labels(lang)
+        crumb = (w["simultane"], "simultane/2026-11/index.html")
+        pages = simultane.player_pages(monthly, results, blocks, w, lang, "Europe/Paris", 20,
+                                       crumb, NO_PREVIOUS)  # fmt: skip
+        for page in pages:
+            script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+            shown.append(f"<!-- {lang} {page.path} | {page.title} | script={script} | "
+                         f"{page.crumbs} -->\n"
+                         + html.sections(page.sections, "../../", w))  # fmt: skip
+    return "\n".join(shown) + "\n"
+
+
+def test_simultane_player_pages_keep_their_markup():
+    assert player_pages_markup() == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_every_text_of_a_player_page_is_escaped():
+    markup = player_pages_markup().split("<!-- ")
+    evil_page = next(p for p in markup if p.startswith("fr simultane/joueurs/~"))
+    body = evil_page.split("-->\n", 1)[1]
+    assert "<i>" not in body and "T<2>" not in body
+    assert ">T&lt;2&gt;</a>" in body and "tournois/~543c323e.html" in body
