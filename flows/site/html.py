@@ -32,6 +32,7 @@ class Shell:
         self.words = words
         self.nav = tuple(nav)
         self._parts: dict[tuple, list[str]] = {}
+        self._bytes: dict[tuple, list] = {}
 
     def page(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
              content: str) -> str:  # fmt: skip
@@ -46,6 +47,25 @@ class Shell:
             CONTENT: content,
         }
         return "".join(values.get(part, part) for part in parts)
+
+    def page_bytes(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
+                   content: bytes) -> bytes:  # fmt: skip
+        """`page` of content already in UTF-8 (sections put together on columns): the shell's
+        text is encoded once per kind of page, not with each page."""
+        key = (root, tuple(crumbs), script)
+        parts = self._bytes.get(key)
+        if parts is None:
+            parts = self._bytes[key] = [
+                part if MARKER.fullmatch(part) else part.encode()
+                for part in MARKER.split(self._render(crumbs, root, script))
+            ]
+        site = self.words["site"]
+        values = {
+            TITLE: str(escape(title)).encode(),
+            HEAD_TITLE: str(escape(title if title == site else f"{title} · {site}")).encode(),
+            CONTENT: content,
+        }
+        return b"".join(values.get(part, part) for part in parts)
 
     def _render(self, crumbs, root: str, script: bool) -> str:
         home = self.words["home"]
@@ -90,8 +110,6 @@ def sections(items: list[dict], root: str, words: dict) -> str:
 
 
 def section(s: dict, root: str, words: dict) -> str:
-    if s["kind"] == "sections":  # whole sections put together on columns, escaped there
-        return s["html"]
     ident = f' id="{escape(s["id"])}"' if s.get("id") else ""
     heading = f"<h2>{escape(s['h2'])}</h2>\n" if s.get("h2") else ""
     body = RENDER[s["kind"]](s, root, words)

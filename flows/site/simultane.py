@@ -480,12 +480,15 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         put("_played", table(w["tournaments"], played_cols, None)).fill_null(""),
     )  # fmt: skip
     script = has_curve | pl.col("_months").is_not_null() | pl.col("_played").is_not_null()
-    made = every.select("player_id", content.alias("_html"), script.alias("_script")).collect()
+    # as UTF-8 bytes: the pages are written so, no text object made and encoded per page
+    made = every.select("player_id", content.cast(pl.Binary), script).collect()
+    crumbs = [(w["home"], paths.INDEX), crumb]
     for player, markup, sortable in made.sort("player_id").iter_rows():
         yield Page(
             paths.sim_player(paths.slug(player)),
             f"{w['player']} {player}",
-            [{"kind": "sections", "html": markup, "sortable": sortable}],
-            crumbs=[(w["home"], paths.INDEX), crumb],
+            crumbs=crumbs,
             fingerprint=fingerprint_of[player],
+            markup=markup,
+            script=sortable,
         )

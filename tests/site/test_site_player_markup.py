@@ -77,10 +77,13 @@ def player_pages_markup() -> str:
         pages = simultane.player_pages(monthly, results, blocks, w, lang, "Europe/Paris", 20,
                                        crumb, NO_PREVIOUS)  # fmt: skip
         for page in pages:
-            script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+            if page.markup is not None:  # put together on columns
+                script, content = page.script, page.markup.decode()
+            else:
+                script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+                content = html.sections(page.sections, "../../", w)
             shown.append(f"<!-- {lang} {page.path} | {page.title} | script={script} | "
-                         f"{page.crumbs} -->\n"
-                         + html.sections(page.sections, "../../", w))  # fmt: skip
+                         f"{page.crumbs} -->\n" + content)  # fmt: skip
     return "\n".join(shown) + "\n"
 
 
