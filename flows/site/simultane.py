@@ -21,8 +21,9 @@ from flows.site.tables import (
     facts_html,
     header,
     live_rank,
+    placed,
     rank_cell,
-    table_section,
+    table_around,
 )
 
 DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
@@ -416,13 +417,6 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
                         "svg", DEPTH_MONTH, w)  # fmt: skip
     no_blocks = html.section({"kind": "text", "text": w["no_blocks"]}, DEPTH_MONTH, w)
 
-    def table(title: str, cols: list[Col], sorted_by: int | None) -> tuple[str, str]:
-        return html.around(table_section(title, cols, "", sorted_by), "body", DEPTH_MONTH, w)
-
-    def put(body: str, around: tuple[str, str]) -> pl.Expr:
-        """`body`'s section, after a line break; nothing when the player has no rows."""
-        return pl.concat_str(pl.lit("\n" + around[0]), pl.col(body), pl.lit(around[1]))
-
     frames = [todo.lazy().select("player_id")]
     if has_blocks:
         ordered_blocks = blocks.sort("player_id", "block_no")
@@ -473,11 +467,13 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     content = pl.concat_str(
         pl.lit("<section>\n"), facts, pl.lit("\n</section>"),
         pl.when(has_curve).then(pl.concat_str(
-            pl.lit("\n" + chart[0]), pl.col("svg"), pl.lit(chart[1]),
-            put("_blocks", table(w["blocks"], block_cols, 0)),
+            placed(pl.col("svg"), chart),
+            placed(pl.col("_blocks"), table_around(w["blocks"], block_cols, 0, DEPTH_MONTH, w)),
         )).otherwise(pl.lit("\n" + no_blocks)),
-        put("_months", table(w["months"], month_cols, 0)).fill_null(""),
-        put("_played", table(w["tournaments"], played_cols, None)).fill_null(""),
+        placed(pl.col("_months"), table_around(w["months"], month_cols, 0, DEPTH_MONTH, w))
+        .fill_null(""),
+        placed(pl.col("_played"), table_around(w["tournaments"], played_cols, None, DEPTH_MONTH,
+                                               w)).fill_null(""),
     )  # fmt: skip
     script = has_curve | pl.col("_months").is_not_null() | pl.col("_played").is_not_null()
     # as UTF-8 bytes: the pages are written so, no text object made and encoded per page
