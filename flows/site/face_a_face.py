@@ -290,18 +290,21 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> It
         .join(timeouts.lazy(), on="match_id", how="left")
         .join(deal_bodies.lazy(), on="match_id", how="left")
         .group_by("day")
-        .agg(pl.col("month").min(), article.sort_by("_i").str.join("\n"))
+        .agg(pl.col("month").min(), article.sort_by("_i").str.join("\n").alias("_articles"))
         .sort("day")
         .collect()
     )
+    # the day's one section, as UTF-8 bytes (the largest pages of a Face-à-Face month)
+    section = pl.concat_str(pl.lit("<section>\n"), pl.col("_articles"), pl.lit("\n</section>"))
+    days = days.select("day", "month", section.cast(pl.Binary))
     for day, month, articles in days.iter_rows():
         yield Page(
             paths.ff_match_day(day),
             f"{w['matches_of_day']} {day}",
-            [{"kind": "html", "html": articles}],
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
             fingerprint=fingerprint_of[day],
+            markup=articles,
         )  # fmt: skip
 
 

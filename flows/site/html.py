@@ -7,6 +7,10 @@ A site has tens of thousands of pages (a Face-à-Face month of 22,000 matches ha
 match): a template render per page and per section cost more than the whole data work, these
 small functions cost a few microseconds. Every text from the data is escaped here or, for
 table rows built on whole columns, in `tables.py`.
+
+The pages there are most of (players, days of matches) are put together on columns instead
+(`Page.markup`, UTF-8): their sections' fixed text is cut from these functions (`around`), so
+both ways give the same markup, and `Shell.page_bytes` puts them in the page.
 """
 
 from __future__ import annotations
@@ -224,13 +228,7 @@ def _latest(s: dict, root: str, words: dict) -> str:
     )
 
 
-def _html(s: dict, root: str, words: dict) -> str:
-    """Markup already put together on whole columns (`tables.facts_html`), escaped there."""
-    return s["html"]
-
-
 RENDER = {
-    "html": _html,
     "facts": _facts,
     "links": _links,
     "text": _text,
