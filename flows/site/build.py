@@ -232,9 +232,12 @@ def write_pages(
                 continue
             start = time.perf_counter()
             root = root_of(page.path)
-            script = any(s.get("sortable") or s.get("filter") for s in page.sections)
-            content = html.sections(page.sections, root, chrome.words)
-            made = shell.page(page.title, page.crumbs, root, script, content).encode()
+            if page.markup is not None:  # put together on columns
+                made = shell.page_bytes(page.title, page.crumbs, root, page.script, page.markup)
+            else:
+                script = any(s.get("sortable") or s.get("filter") for s in page.sections)
+                content = html.sections(page.sections, root, chrome.words)
+                made = shell.page(page.title, page.crumbs, root, script, content).encode()
             render += time.perf_counter() - start
             emit(page.path, made)
         start = time.perf_counter()

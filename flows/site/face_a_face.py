@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import polars as pl
 from markupsafe import escape as html_escape
 
-from flows.site import paths
-from flows.site.fmt import MISSING, escape, local_time, mapped, num, num_value, text
+from flows.site import html, paths
+from flows.site.fmt import MISSING, escape, local_time, mapped, num, text
 from flows.site.html import thead
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
@@ -23,8 +23,9 @@ from flows.site.tables import (
     facts_html,
     header,
     live_rank,
+    placed,
     rank_cell,
-    table_section,
+    table_around,
 )
 
 DEPTH = "../../"  # face-a-face/<month or kind>/<page>.html
@@ -289,18 +290,21 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous) -> It
         .join(timeouts.lazy(), on="match_id", how="left")
         .join(deal_bodies.lazy(), on="match_id", how="left")
         .group_by("day")
-        .agg(pl.col("month").min(), article.sort_by("_i").str.join("\n"))
+        .agg(pl.col("month").min(), article.sort_by("_i").str.join("\n").alias("_articles"))
         .sort("day")
         .collect()
     )
+    # the day's one section, as UTF-8 bytes (the largest pages of a Face-à-Face month)
+    section = pl.concat_str(pl.lit("<section>\n"), pl.col("_articles"), pl.lit("\n</section>"))
+    days = days.select("day", "month", section.cast(pl.Binary))
     for day, month, articles in days.iter_rows():
         yield Page(
             paths.ff_match_day(day),
             f"{w['matches_of_day']} {day}",
-            [{"kind": "html", "html": articles}],
             crumbs=[(w["home"], paths.INDEX), crumb,
                     (month_name(month, lang), paths.ff_month_matches(month))],
             fingerprint=fingerprint_of[day],
+            markup=articles,
         )  # fmt: skip
 
 
@@ -328,7 +332,6 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
     ranking = ranking.filter(keep)
     elo = elo.filter(keep) if has_elo else None
     m_cols = match_cols(w, lang, timezone)
-    match_bodies = bodies(sides, ["player_id"], m_cols, DEPTH)
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")), th=True),
@@ -343,34 +346,48 @@ def player_pages(ranking, matches, elo, w, lang, timezone, crumb, previous) -> I
             .then(pl.concat_str(pl.lit("?player="), pl.col("player_id"))).otherwise(pl.lit("")),
         )),
     ]  # fmt: skip
-    month_bodies = bodies(ranking.sort("player_id", "month"), ["player_id"], month_cols, DEPTH)
+    # each player's sections put together on columns (as `simultane.player_pages`)
+    frames = [
+        bodies_frame(sides, ["player_id"], m_cols, DEPTH).lazy().rename({"_tr": "_matches"}),
+        sides.lazy().group_by("player_id").agg(pl.len().alias("_n_matches")),
+        bodies_frame(ranking.sort("player_id", "month"), ["player_id"], month_cols, DEPTH).lazy()
+        .rename({"_tr": "_months"}),
+    ]  # fmt: skip
     if elo is not None and not elo.is_empty():
-        curves = dict(elo_curves(elo, w, lang, timezone).iter_rows())
-        current = dict(
-            elo.group_by("player_id")
-            .agg(pl.col("elo_after").sort_by("ended_at", "elo_seq").last())
-            .iter_rows()
-        )
+        frames.append(elo_curves(elo, w, lang, timezone).lazy())
+        frames.append(
+            elo.lazy().group_by("player_id")
+            .agg(pl.col("elo_after").sort_by("ended_at", "elo_seq").last().alias("_elo"))
+        )  # fmt: skip
     else:
-        curves, current = {}, {}
-    counts = dict(sides.group_by("player_id").len().iter_rows())
-    for player in sorted(fingerprint_of):
-        facts = [
-            (w["elo"], num_value(current.get(player), 0, lang), None),
-            (w["matches"], str(counts.get(player, 0)), None),
-        ]
-        sections: list[dict] = [{"kind": "facts", "items": facts}]
-        if player in curves:
-            sections.append({"kind": "chart", "h2": w["elo_over_time"], "svg": curves[player],
-                             "legend": [("red", w["elo_after"], "dot")]})  # fmt: skip
-        if player in month_bodies:
-            sections.append(table_section(w["months"], month_cols, month_bodies[player], 0))
-        if player in match_bodies:
-            sections.append(table_section(w["matches"], m_cols, match_bodies[player]))
+        frames.append(pl.LazyFrame(schema={"player_id": pl.String, "svg": pl.String,
+                                           "_elo": pl.Float64}))  # fmt: skip
+    every = todo.lazy().select("player_id")
+    for frame in frames:
+        every = every.join(frame, on="player_id", how="left")
+    facts = facts_html([
+        (w["elo"], num(pl.col("_elo"), 0, lang), None),
+        (w["matches"], pl.col("_n_matches").fill_null(0).cast(pl.String), None),
+    ], DEPTH)  # fmt: skip
+    chart = html.around({"kind": "chart", "h2": w["elo_over_time"],
+                         "legend": [("red", w["elo_after"], "dot")]}, "svg", DEPTH, w)  # fmt: skip
+    content = pl.concat_str(
+        pl.lit("<section>\n"), facts, pl.lit("\n</section>"),
+        placed(pl.col("svg"), chart).fill_null(""),
+        placed(pl.col("_months"), table_around(w["months"], month_cols, 0, DEPTH, w))
+        .fill_null(""),
+        placed(pl.col("_matches"), table_around(w["matches"], m_cols, None, DEPTH, w))
+        .fill_null(""),
+    )  # fmt: skip
+    script = pl.col("_months").is_not_null() | pl.col("_matches").is_not_null()
+    made = every.select("player_id", content.cast(pl.Binary), script).collect()
+    crumbs = [(w["home"], paths.INDEX), crumb]
+    for player, markup, sortable in made.sort("player_id").iter_rows():
         yield Page(
             paths.ff_player(paths.slug(player)),
             f"{w['player']} {player}",
-            sections,
-            crumbs=[(w["home"], paths.INDEX), crumb],
+            crumbs=crumbs,
             fingerprint=fingerprint_of[player],
+            markup=markup,
+            script=sortable,
         )

@@ -7,6 +7,10 @@ A site has tens of thousands of pages (a Face-à-Face month of 22,000 matches ha
 match): a template render per page and per section cost more than the whole data work, these
 small functions cost a few microseconds. Every text from the data is escaped here or, for
 table rows built on whole columns, in `tables.py`.
+
+The pages there are most of (players, days of matches) are put together on columns instead
+(`Page.markup`, UTF-8): their sections' fixed text is cut from these functions (`around`), so
+both ways give the same markup, and `Shell.page_bytes` puts them in the page.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class Shell:
         self.words = words
         self.nav = tuple(nav)
         self._parts: dict[tuple, list[str]] = {}
+        self._bytes: dict[tuple, list] = {}
 
     def page(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
              content: str) -> str:  # fmt: skip
@@ -46,6 +51,25 @@ class Shell:
             CONTENT: content,
         }
         return "".join(values.get(part, part) for part in parts)
+
+    def page_bytes(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
+                   content: bytes) -> bytes:  # fmt: skip
+        """`page` of content already in UTF-8 (sections put together on columns): the shell's
+        text is encoded once per kind of page, not with each page."""
+        key = (root, tuple(crumbs), script)
+        parts = self._bytes.get(key)
+        if parts is None:
+            parts = self._bytes[key] = [
+                part if MARKER.fullmatch(part) else part.encode()
+                for part in MARKER.split(self._render(crumbs, root, script))
+            ]
+        site = self.words["site"]
+        values = {
+            TITLE: str(escape(title)).encode(),
+            HEAD_TITLE: str(escape(title if title == site else f"{title} · {site}")).encode(),
+            CONTENT: content,
+        }
+        return b"".join(values.get(part, part) for part in parts)
 
     def _render(self, crumbs, root: str, script: bool) -> str:
         home = self.words["home"]
@@ -94,6 +118,17 @@ def section(s: dict, root: str, words: dict) -> str:
     heading = f"<h2>{escape(s['h2'])}</h2>\n" if s.get("h2") else ""
     body = RENDER[s["kind"]](s, root, words)
     return f"<section{ident}>\n{heading}{body}\n</section>"
+
+
+HOLE = "\x00hole\x00"
+
+
+def around(s: dict, key: str, root: str, words: dict) -> tuple[str, str]:
+    """The markup of section `s` before and after its `key` (a table's body, a chart's svg),
+    to put the markup of many pages' sections together on columns with the same text as
+    `section` gives one page."""
+    before, after = section({**s, key: HOLE}, root, words).split(HOLE)
+    return before, after
 
 
 def _facts(s: dict, root: str, words: dict) -> str:
@@ -193,13 +228,7 @@ def _latest(s: dict, root: str, words: dict) -> str:
     )
 
 
-def _html(s: dict, root: str, words: dict) -> str:
-    """Markup already put together on whole columns (`tables.facts_html`), escaped there."""
-    return s["html"]
-
-
 RENDER = {
-    "html": _html,
     "facts": _facts,
     "links": _links,
     "text": _text,

@@ -52,13 +52,17 @@ COLUMNS = {
 class Page:
     """One HTML page: where it goes, its title, breadcrumbs (label, path) and its sections
     (dicts that `html.sections` puts together by `kind`). `fingerprint`: of the rows the page
-    shows, for the kinds of pages that can be reused without being made again."""
+    shows, for the kinds of pages that can be reused without being made again. `markup`: the
+    page's sections already put together on columns (UTF-8, escaped there), in place of
+    `sections`; `script`: whether such a page has a table to sort or filter."""
 
     path: str
     title: str
     sections: list[dict] = field(default_factory=list)
     crumbs: list[tuple[str, str]] = field(default_factory=list)
     fingerprint: str | None = None
+    markup: bytes | None = None
+    script: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,22 @@ from collections.abc import Iterator
 import polars as pl
 
 from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
-from flows.site import paths
-from flows.site.fmt import MISSING, escape, local_time, num, num_value, text, yes_no
+from flows.site import html, paths
+from flows.site.fmt import MISSING, escape, local_time, num, text, yes_no
 from flows.site.labels import month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
 from flows.site.svg import simultane_curves
-from flows.site.tables import Col, bodies, header, live_rank, rank_cell, table_section
+from flows.site.tables import (
+    Col,
+    bodies,
+    bodies_frame,
+    facts_html,
+    header,
+    live_rank,
+    placed,
+    rank_cell,
+    table_around,
+)
 
 DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
 PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
@@ -368,7 +378,6 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     keep = pl.col("player_id").is_in(todo["player_id"].implode())
     monthly, humans = monthly.filter(keep), humans.filter(keep)
     blocks = blocks.filter(keep) if has_blocks else None
-    players = set(fingerprint_of)
     block_cols = [
         Col(w["block_no"], text(pl.col("block_no")), num=True),
         Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
@@ -396,64 +405,86 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["winner"], yes_no(pl.col("is_winner"), w)),
     ]
-    if has_blocks:
-        ordered_blocks = blocks.sort("player_id", "block_no")
-        block_bodies = bodies(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH)
-        curves = dict(
-            simultane_curves(ordered_blocks, w, lang, timezone, window_results).iter_rows()
-        )
-        latest = dict(
-            (p, (pa, rep, end))
-            for p, pa, rep, end in ordered_blocks.group_by("player_id")
-            .agg(
-                pl.col("pct_actuel").sort_by("block_no").last(),
-                pl.col("representative").sort_by("block_no").last(),
-                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
-                .sort_by("block_no")
-                .last(),
-            )
-            .iter_rows()
-        )
-        n_blocks = dict(ordered_blocks.group_by("player_id").len().iter_rows())
-    else:
-        block_bodies, curves, latest, n_blocks = {}, {}, {}, {}
-    month_bodies = bodies(monthly.sort("player_id", "month"), ["player_id"], month_cols,
-                          DEPTH_MONTH)  # fmt: skip
-    played = bodies(
-        humans.sort("player_id", "tournament_start", "tournament_id",
-                    descending=[False, True, True]),
-        ["player_id"], played_cols, DEPTH_MONTH,
-    )  # fmt: skip
     legend = [
         (IN_WINDOW, w["curve_legend_red"], "dot"),
         (NEXT_TO_LEAVE, w["curve_legend_blue"], "dot"),
         (OUT_OF_WINDOW, w["curve_legend_grey"], "dot"),
         (PCT_ACTUEL, w["curve_legend_green"], "line"),
     ]
-    for player in sorted(players):
-        pct_actuel, representative, as_of = latest.get(player, (None, None, None))
-        facts = [
-            (w["pct_actuel"], num_value(pct_actuel, 1, lang), None),
-            (w["representative"], w["yes"] if representative else w["no"], None),
-            (w["blocks"], str(n_blocks.get(player, 0)), None),
-        ]
-        if as_of:
-            facts.append((w["latest"], as_of, None))
-        sections: list[dict] = [{"kind": "facts", "items": facts}]
-        if player in curves:
-            sections.append({"kind": "chart", "h2": w["curve"], "svg": curves[player],
-                             "legend": legend, "id": "courbe"})  # fmt: skip
-            sections.append(table_section(w["blocks"], block_cols, block_bodies[player], 0))
-        else:
-            sections.append({"kind": "text", "text": w["no_blocks"]})
-        if player in month_bodies:
-            sections.append(table_section(w["months"], month_cols, month_bodies[player], 0))
-        if player in played:
-            sections.append(table_section(w["tournaments"], played_cols, played[player]))
+    # each player's sections put together on columns: the text around a body (headings,
+    # captions, the table's head) is the one `html.section` gives, cut around the body
+    chart = html.around({"kind": "chart", "h2": w["curve"], "legend": legend, "id": "courbe"},
+                        "svg", DEPTH_MONTH, w)  # fmt: skip
+    no_blocks = html.section({"kind": "text", "text": w["no_blocks"]}, DEPTH_MONTH, w)
+
+    frames = [todo.lazy().select("player_id")]
+    if has_blocks:
+        ordered_blocks = blocks.sort("player_id", "block_no")
+        frames.append(
+            bodies_frame(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH).lazy()
+            .rename({"_tr": "_blocks"})
+        )  # fmt: skip
+        frames.append(
+            simultane_curves(ordered_blocks, w, lang, timezone, window_results).lazy()
+        )
+        frames.append(
+            ordered_blocks.lazy().group_by("player_id").agg(
+                pl.col("pct_actuel").sort_by("block_no").last(),
+                pl.col("representative").sort_by("block_no").last(),
+                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d").sort_by("block_no").last()
+                .alias("_as_of"),
+                pl.len().alias("_n_blocks"),
+            )
+        )  # fmt: skip
+    else:
+        frames.append(pl.LazyFrame(schema={
+            "player_id": pl.String, "_blocks": pl.String, "svg": pl.String,
+            "pct_actuel": pl.Float64, "representative": pl.Boolean, "_as_of": pl.String,
+            "_n_blocks": pl.UInt32,
+        }))  # fmt: skip
+    frames.append(
+        bodies_frame(monthly.sort("player_id", "month"), ["player_id"], month_cols, DEPTH_MONTH)
+        .lazy().rename({"_tr": "_months"})
+    )  # fmt: skip
+    frames.append(
+        bodies_frame(
+            humans.sort("player_id", "tournament_start", "tournament_id",
+                        descending=[False, True, True]),
+            ["player_id"], played_cols, DEPTH_MONTH,
+        ).lazy().rename({"_tr": "_played"})
+    )  # fmt: skip
+    every = frames[0]
+    for frame in frames[1:]:
+        every = every.join(frame, on="player_id", how="left")
+    facts = facts_html([
+        (w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), None),
+        (w["representative"], pl.when(pl.col("representative").fill_null(False))
+         .then(pl.lit(w["yes"])).otherwise(pl.lit(w["no"])), None),
+        (w["blocks"], pl.col("_n_blocks").fill_null(0).cast(pl.String), None),
+        (w["latest"], pl.col("_as_of"), None),  # a player with no 20-deal result: none
+    ], DEPTH_MONTH)  # fmt: skip
+    has_curve = pl.col("svg").is_not_null()
+    content = pl.concat_str(
+        pl.lit("<section>\n"), facts, pl.lit("\n</section>"),
+        pl.when(has_curve).then(pl.concat_str(
+            placed(pl.col("svg"), chart),
+            placed(pl.col("_blocks"), table_around(w["blocks"], block_cols, 0, DEPTH_MONTH, w)),
+        )).otherwise(pl.lit("\n" + no_blocks)),
+        placed(pl.col("_months"), table_around(w["months"], month_cols, 0, DEPTH_MONTH, w))
+        .fill_null(""),
+        placed(pl.col("_played"), table_around(w["tournaments"], played_cols, None, DEPTH_MONTH,
+                                               w)).fill_null(""),
+    )  # fmt: skip
+    script = has_curve | pl.col("_months").is_not_null() | pl.col("_played").is_not_null()
+    # as UTF-8 bytes: the pages are written so, no text object made and encoded per page
+    made = every.select("player_id", content.cast(pl.Binary), script).collect()
+    crumbs = [(w["home"], paths.INDEX), crumb]
+    for player, markup, sortable in made.sort("player_id").iter_rows():
         yield Page(
             paths.sim_player(paths.slug(player)),
             f"{w['player']} {player}",
-            sections,
-            crumbs=[(w["home"], paths.INDEX), crumb],
+            crumbs=crumbs,
             fingerprint=fingerprint_of[player],
+            markup=markup,
+            script=sortable,
         )

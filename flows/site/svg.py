@@ -106,11 +106,7 @@ def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str
         first=date.sort_by(order).first(),
         last=date.sort_by(order).last(),
     )
-    rows = []
-    for player_id, points, line, lo, hi, first, last in per_player.iter_rows():
-        # one string per player (a page), not per point
-        rows.append((player_id, _svg(points, line, lo, hi, first, last, words["curve"])))
-    return pl.DataFrame(rows, schema={"player_id": pl.String, "svg": pl.String}, orient="row")
+    return _svgs(per_player, words["curve"])
 
 
 def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
@@ -137,24 +133,37 @@ def _step(lo: float, hi: float) -> float:
     return 1000
 
 
-def _svg(points, line, lo, hi, first, last, title, reference=100.0, line_colour=PCT_ACTUEL):
-    """The chart around its points (built on columns) and its line (`x,y x,y …`)."""
-    step = _step(lo, hi)
+def _svgs(per_player: pl.DataFrame, title: str, reference: float = 100.0,
+          line_colour: str = PCT_ACTUEL) -> pl.DataFrame:  # fmt: skip
+    """player_id, svg: each player's chart around its points (built on columns), its line
+    (`x,y x,y …`, empty: none) and the grid of its value range `lo`..`hi`. The grid depends on
+    the range only: it is drawn once per distinct range (a few dozen in a site) and joined."""
+    ranges = per_player.select("lo", "hi").unique()
+    grids = pl.DataFrame(
+        {
+            "lo": ranges["lo"],
+            "hi": ranges["hi"],
+            "_grid": [_grid(lo, hi, reference, _step(lo, hi)) for lo, hi in ranges.iter_rows()],
+        },
+        schema={"lo": ranges.schema["lo"], "hi": ranges.schema["hi"], "_grid": pl.String},
+    )
     axis_y = HEIGHT - BOTTOM + 20
-    return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="group" '
-        f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'
-        + _grid(lo, hi, reference, step)
-        + f'<text class="tick" x="{LEFT}" y="{axis_y}">{first}</text>'
-        f'<text class="tick" x="{WIDTH - RIGHT}" y="{axis_y}" text-anchor="end">{last}</text>'
-        + (
-            f'<polyline class="line" fill="none" stroke="{line_colour}" stroke-width="2.5" '
-            f'points="{line}"/>'
-            if line
-            else ""
-        )
-        + points
-        + "</svg>"
+    line = pl.col("line").fill_null("")
+    svg = pl.concat_str(
+        pl.lit(f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="group" '
+               f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'),
+        pl.col("_grid"),
+        pl.lit(f'<text class="tick" x="{LEFT}" y="{axis_y}">'), pl.col("first"),
+        pl.lit(f'</text><text class="tick" x="{WIDTH - RIGHT}" y="{axis_y}" text-anchor="end">'),
+        pl.col("last"), pl.lit("</text>"),
+        pl.when(line != "").then(pl.concat_str(
+            pl.lit(f'<polyline class="line" fill="none" stroke="{line_colour}" '
+                   'stroke-width="2.5" points="'), line, pl.lit('"/>'),
+        )).otherwise(pl.lit("")),
+        pl.col("points"), pl.lit("</svg>"),
+    )  # fmt: skip
+    return per_player.join(grids, on=["lo", "hi"], how="left", nulls_equal=True).select(
+        "player_id", svg.alias("svg")
     )
 
 
@@ -202,8 +211,4 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> pl.D
         first=date.sort_by(order).first(),
         last=date.sort_by(order).last(),
     )
-    rows = [
-        (p, _svg(pts, line, lo, hi, first, last, words["elo_over_time"], 1600.0, "#1f5fa8"))
-        for p, pts, line, lo, hi, first, last in per_player.iter_rows()
-    ]
-    return pl.DataFrame(rows, schema={"player_id": pl.String, "svg": pl.String}, orient="row")
+    return _svgs(per_player, words["elo_over_time"], 1600.0, "#1f5fa8")

@@ -16,6 +16,7 @@ import polars as pl
 from markupsafe import escape as html_escape
 
 from flows.site.fmt import MISSING, escape
+from flows.site.html import around
 from flows.site.paths import slug_expr
 
 
@@ -118,6 +119,18 @@ def table_section(title: str, cols: list[Col], body: str, sorted_by: int | None 
     if sorted_by is not None:
         section["sorted"] = sorted_by
     return section
+
+
+def table_around(title: str, cols: list[Col], sorted_by: int | None, root: str,
+                 words: dict) -> tuple[str, str]:  # fmt: skip
+    """The markup of `table_section(title, cols, …, sorted_by)` before and after its rows."""
+    return around(table_section(title, cols, "", sorted_by), "body", root, words)
+
+
+def placed(body: pl.Expr, parts: tuple[str, str]) -> pl.Expr:
+    """`body` (a column of markup) in its section, `parts` the markup before and after it
+    (`html.around`), after a line break; null where `body` is null (no such section)."""
+    return pl.concat_str(pl.lit("\n" + parts[0]), body, pl.lit(parts[1]))
 
 
 def facts_html(items: list[tuple[str, pl.Expr, pl.Expr | None]], root: str) -> pl.Expr:
