@@ -20,19 +20,25 @@ import tempfile
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.dates as mdates  # noqa: E402  (after choosing the backend)
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
+import polars as pl
 
 IN_WINDOW = "red"
 NEXT_TO_LEAVE = "blue"
 OUT_OF_WINDOW = "grey"
 PCT_ACTUEL = "green"
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def _matplotlib():
+    """pyplot and matplotlib.dates, imported when a chart is drawn: importing matplotlib costs
+    ~0.5 s, which every command that only needs the colours above (the site) paid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.dates as mdates
+    import matplotlib.pyplot as plt
+
+    return plt, mdates
 
 
 def point_colours(blocks: pl.DataFrame, window_results: int = 20) -> list[str]:
@@ -96,6 +102,7 @@ def chart_simultane(
     dates = mine["ended_at"].to_list()
     pct_cumul = mine["pct_cumul"].to_list()
 
+    plt, mdates = _matplotlib()
     fig, ax = plt.subplots(figsize=(11, 5), dpi=100)
     ax.axhline(100, color="black", linewidth=0.6, linestyle=":", label="bot (100 %)")
     pct_actuel = mine["pct_actuel"].cast(pl.Float64).fill_null(float("nan")).to_list()

@@ -80,7 +80,7 @@ def test_the_legend_is_outside_the_axes_and_high_points_stay_visible(tmp_path, m
         pl.Series("pct_cumul", [125.0 + (k % 7) for k in range(len(DATES))])
     )
     figures = []
-    monkeypatch.setattr(chart.plt, "close", figures.append)  # keep the figure to inspect it
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to inspect it
     chart_simultane(frame, "P1", tmp_path / "P1.png")
     (fig,) = figures
     ax = fig.axes[0]
