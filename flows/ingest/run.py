@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest import pbn
+from flows.ingest.batch import Batches
 from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.read import (
@@ -76,6 +77,7 @@ class Context:
     progress: Progress | None = None
     lines: int = 0
     replayed_reports: list[FileReport] = field(default_factory=list)
+    batches: Batches | None = None  # small files validated together (`ingest` only)
 
 
 def open_context(
@@ -111,12 +113,16 @@ def ingest(
     from flows.ingest.replay import replay_late_children
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes)
     try:
         exclude = wh.root if wh.root is not None else wh.store.url
         for done, item in enumerate(list_inputs(paths, exclude=exclude), start=1):
             _ingest_input(ctx, item)
+            if ctx.batches.full:  # outside the file's own errors: it was read whole
+                ctx.batches.flush()
             if progress is not None:
                 progress(done, ctx.lines)
+        ctx.batches.flush()
         ctx.sink.finish()
         replayed = replay_late_children(ctx)
     finally:
@@ -196,6 +202,8 @@ def _read_file(ctx: Context, path: Path, report: FileReport) -> None:
     index = ctx.sink.open(report)
     if is_pbn(path):
         pbn.ingest_pbn(ctx, index, path)
+    elif ctx.batches is not None and ctx.batches.takes(report.size):
+        _read_small(ctx, index, path)
     else:
         _read_lines(ctx, index, path)
     ctx.state.read(report)
@@ -216,13 +224,39 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
 
     try:
         for chunk, parse in prefetch(parsed()):
-            checked = ctx.validator.check(chunk, check, parse)
-            report.lines_read += chunk.lines
-            ctx.lines += chunk.lines
-            ctx.sink.add(index, checked, chunk)
+            _add_chunk(ctx, index, chunk, check, parse)
     finally:
         cursor.close()
     report.sha256 = stream.sha256
+
+
+def _read_small(ctx: Context, index: int, path: Path) -> None:
+    """A small file: read whole, then left to wait in a batch when it is one chunk of UTF-8
+    lines, else validated alone now."""
+    report = ctx.sink.reports[index]
+    stream = FileStream(path, path.name, ctx.opts)
+    chunks = stream.chunks()
+    first = next(chunks, None)
+    second = next(chunks, None) if first is not None else None
+    if first is not None and second is None and not first.special and stream.encoding == "utf-8":
+        report.lines_read += first.lines
+        ctx.lines += first.lines
+        ctx.batches.add(index, first)
+    elif first is not None:
+        check = FileCheck(str(path), report.delivery, encoding=stream.encoding)
+        for chunk in (first, *([second] if second is not None else [])):
+            _add_chunk(ctx, index, chunk, check)
+        for chunk in chunks:
+            check.encoding = stream.encoding
+            _add_chunk(ctx, index, chunk, check)
+    report.sha256 = stream.sha256
+
+
+def _add_chunk(ctx: Context, index: int, chunk, check: FileCheck, parse=None) -> None:
+    checked = ctx.validator.check(chunk, check, parse)
+    ctx.sink.reports[index].lines_read += chunk.lines
+    ctx.lines += chunk.lines
+    ctx.sink.add(index, checked, chunk)
 
 
 def _sha256(path: Path, block: int) -> str:

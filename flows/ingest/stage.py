@@ -93,14 +93,19 @@ class Sink:
         self.failed.add(index)
 
     # ------------------------------------------------------------------ rows of a chunk
-    def add(self, index: int, checked: Checked, chunk: Chunk | None) -> None:
-        """Stage the rows of one validated chunk of file `index`."""
-        report = self.reports[index]
+    def add(self, index: int | list[int], checked: Checked, chunk: Chunk | None) -> None:
+        """Stage the rows of one validated chunk of file `index` (or of a batch of whole
+        files: `index` lists their reports, the rows say which (`_file`, place in the list))."""
+        if isinstance(index, list):
+            files = pl.Series(index, dtype=pl.Int64)
+            checked = Checked(
+                {k: _to_reports(v, files) for k, v in checked.rows.items()},
+                _to_reports(checked.quarantine, files),
+            )
         self.quarantine(index, checked.quarantine)
-        if checked.accepted:
-            self.readable.add(index)
         for record_type in sorted(checked.rows, key=_parents_first):
             rows = checked.rows[record_type]
+            self.readable.update(self._files(index, rows))
             rt = RECORD_TYPES[record_type]
             if rt.parent is None:
                 rows = assign_partition(record_type, rows)
@@ -109,26 +114,42 @@ class Sink:
                     self.new_parents.setdefault(record_type, []).append(
                         parent_keys(record_type, rows)
                     )
-                report.rows_accepted += self.write(record_type, rows)
+                self.write(record_type, rows)
+                self._accepted(index, rows)
                 continue
             rows = assign_partition(record_type, rows, self.parents(rt.parent.record_type))
             found = rows.filter(pl.col(PARTITION).is_not_null())
-            report.rows_accepted += self.write(record_type, found)
+            self.write(record_type, found)
+            self._accepted(index, found)
             held = rows.filter(pl.col(PARTITION).is_null())
             if held.height:
                 self.hold(record_type, index, held, chunk)
 
-    def quarantine(self, index: int, rows: pl.DataFrame) -> None:
-        """Quarantine rows (line_no, raw, reason, rule) of file `index`; its sha256 is added
-        when the run ends (a file's hash is known once it is read whole)."""
+    def _files(self, index: int | list[int], rows: pl.DataFrame) -> list[int]:
+        """The reports of some rows."""
+        if not rows.height:
+            return []
+        return rows["_file"].unique().to_list() if "_file" in rows.columns else [index]
+
+    def _accepted(self, index: int | list[int], rows: pl.DataFrame) -> None:
+        if "_file" not in rows.columns:
+            self.reports[index].rows_accepted += rows.height
+            return
+        for file, n in rows.group_by("_file").len().iter_rows():
+            self.reports[file].rows_accepted += n
+
+    def quarantine(self, index: int | list[int], rows: pl.DataFrame) -> None:
+        """Quarantine rows (line_no, raw, reason, rule) of file `index` (or of the files
+        their `_file` says); the sha256 is added when the run ends (a file's hash is known
+        once it is read whole)."""
         if not rows.height:
             return
-        self.reports[index].rows_quarantined += rows.height
-        if not rows["rule"].is_in(UNREADABLE).all():
-            self.readable.add(index)
-        self._quarantine.append(
-            rows.select("line_no", "raw", "reason", "rule", pl.lit(index, pl.Int64).alias("_file"))
-        )
+        if "_file" not in rows.columns:
+            rows = rows.with_columns(pl.lit(index, pl.Int64).alias("_file"))
+        for file, n in rows.group_by("_file").len().iter_rows():
+            self.reports[file].rows_quarantined += n
+        self.readable.update(self._files(index, rows.filter(~pl.col("rule").is_in(UNREADABLE))))
+        self._quarantine.append(rows.select("line_no", "raw", "reason", "rule", "_file"))
         self._quarantine_rows += rows.height
         if self._quarantine_rows >= QUARANTINE_BUFFER:
             self._spill_quarantine()
@@ -165,7 +186,8 @@ class Sink:
         """Keep children whose parent is not known yet (with their raw text, if quarantined)."""
         if chunk is not None:
             rows = rows.with_columns(raw_texts(chunk.raw, rows["_pos"].to_numpy()).alias("_raw"))
-        rows = rows.with_columns(pl.lit(index).alias("_file"))
+        if "_file" not in rows.columns:
+            rows = rows.with_columns(pl.lit(index, pl.Int64).alias("_file"))
         self._held.setdefault(record_type, []).append(rows.drop(PARTITION, "_pos", strict=False))
         self._held_rows += rows.height
         if self._held_rows > HELD_IN_MEMORY:
@@ -253,6 +275,11 @@ class Sink:
             "quarantine", "quarantine", self.ingest_partition, rows.select(*QUARANTINE_TABLE_SCHEMA)
         )
         self._quarantine, self._quarantine_files = [], []
+
+
+def _to_reports(rows: pl.DataFrame, files: pl.Series) -> pl.DataFrame:
+    """Rows of a batch with their file's report (`_file`: its place in the batch before)."""
+    return rows.with_columns(files.gather(rows["_file"]).alias("_file"))
 
 
 def _parents_first(record_type: str) -> int:

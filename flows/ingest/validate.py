@@ -81,9 +81,31 @@ class Seen:
         return out, out_kept
 
 
+SPREAD = np.uint64(0x9E3779B97F4A7C15)  # makes a hash distinct per file of a batch
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Whole small files validated as one chunk: their line numbers run on from file to file
+    (`ends`: the last number of each file), and each file's checks stay its own."""
+
+    sources: list[str]
+    deliveries: list[int]
+    ends: np.ndarray  # int64, cumulative line counts
+
+    def file_of(self, line_no: np.ndarray) -> np.ndarray:
+        """The file (its place in the batch) of each line number."""
+        return np.searchsorted(self.ends, line_no, side="left")
+
+    def local(self, line_no: np.ndarray) -> np.ndarray:
+        """The line numbers in their own file."""
+        starts = np.concatenate([np.zeros(1, np.int64), self.ends[:-1]])
+        return line_no - starts[self.file_of(line_no)]
+
+
 @dataclass
 class FileCheck:
-    """What validating one file remembers from chunk to chunk."""
+    """What validating one file (or a `Batch` of whole files) remembers from chunk to chunk."""
 
     source: str  # the file as bronze and quarantine name it
     delivery: int
@@ -91,6 +113,16 @@ class FileCheck:
     fields: tuple[str, ...] | None = None  # fields the next chunk's parse asks for
     lines: Seen = field(default_factory=Seen)
     keys: dict[str, Seen] = field(default_factory=dict)
+    batch: Batch | None = None
+
+    def mix(self, h: np.ndarray, line_no: np.ndarray) -> np.ndarray:
+        """Hashes of lines made distinct per file of a batch (a line copies only its file's)."""
+        if self.batch is None:
+            return h
+        return h ^ ((self.batch.file_of(line_no).astype(np.uint64) + np.uint64(1)) * SPREAD)
+
+    def local(self, line_no: np.ndarray) -> np.ndarray:
+        return line_no if self.batch is None else self.batch.local(line_no)
 
 
 class Parsed(NamedTuple):
@@ -144,6 +176,9 @@ class Validator:
                 rows[rt.name] = accepted
         file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
         quarantine = _with_raw(pl.concat(rejected), chunk, file)
+        if file.batch is not None:  # each row to its file, numbered in it
+            rows = {k: _to_files(v, file.batch) for k, v in rows.items()}
+            return Checked(rows, _to_files(quarantine, file.batch))
         if chunk.special:
             specials = pl.DataFrame(
                 [(s.line_no, s.raw, s.reason, s.rule) for s in chunk.special],
@@ -263,6 +298,20 @@ def _covered(types: dict[str, RecordType], fields: tuple[str, ...]) -> set[str]:
     return {name for name, rt in types.items() if set(rt.fields) <= set(fields)}
 
 
+def _to_files(rows: pl.DataFrame, batch: Batch) -> pl.DataFrame:
+    """Rows of a batch with their file (`_file`, its place in the batch) and its line number;
+    bronze rows with their file's name and delivery."""
+    line_no = rows["line_no"].to_numpy()
+    files = pl.Series("_file", batch.file_of(line_no), pl.Int64)
+    rows = rows.with_columns(files, pl.Series("line_no", batch.local(line_no), pl.Int64))
+    if "source_file" not in rows.columns:
+        return rows
+    return rows.with_columns(
+        pl.Series(batch.sources, dtype=pl.String).gather(files).alias("source_file"),
+        pl.Series(batch.deliveries, dtype=pl.Int64).gather(files).alias("delivery"),
+    )
+
+
 def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     """Bronze-shaped rows (month unknown yet), with `_pos` (where the line is in the chunk)."""
     return accepted.select(
@@ -328,12 +377,13 @@ def _copies_of_rejected(rows: pl.DataFrame, lines: list[bytes], file: FileCheck)
     line_no = rows["line_no"].to_numpy()
     first = line_no.copy()
     first[eligible], _ = file.lines.first_lines(
-        np.ascontiguousarray(h[eligible, 0]), np.ascontiguousarray(h[eligible, 1]),
-        line_no[eligible],
+        file.mix(np.ascontiguousarray(h[eligible, 0]), line_no[eligible]),
+        np.ascontiguousarray(h[eligible, 1]), line_no[eligible],
     )  # fmt: skip
     copy = pl.Series(first < line_no)
     return rows.with_columns(
-        pl.when(copy).then(pl.format("duplicate of line {}", pl.Series(first))).otherwise("reason")
+        pl.when(copy).then(pl.format("duplicate of line {}", pl.Series(file.local(first))))
+        .otherwise("reason")
         .alias("reason"),
         pl.when(copy).then(pl.lit("duplicate_line")).otherwise("rule").alias("rule"),
     )  # fmt: skip
@@ -462,28 +512,28 @@ def _same_key(
     key = pl.struct(list(rt.key))
     hashes = rows.select(key.hash(seed=0).alias("k1"), key.hash(seed=1).alias("k2"))
     seen = file.keys.setdefault(rt.name, Seen())
+    line_no = rows["line_no"].to_numpy()
     first, first_text = seen.first_lines(
-        hashes["k1"].to_numpy(),
-        hashes["k2"].to_numpy(),
-        rows["line_no"].to_numpy(),
+        file.mix(hashes["k1"].to_numpy(), line_no), hashes["k2"].to_numpy(), line_no,
         rows["h1"].to_numpy(),
-    )
+    )  # fmt: skip
     rows = rows.with_columns(
         pl.Series("_first", first, dtype=pl.Int64),
+        pl.Series("_first_here", file.local(first), dtype=pl.Int64),
         (pl.Series(first_text) == pl.col("h1")).alias("_same_text"),
     )
     copy = pl.col("_first") < pl.col("line_no")
-    if not (first < rows["line_no"].to_numpy()).any():  # no copy: no filter (it copies all)
-        return rows.drop("_first", "_same_text"), pl.DataFrame(schema=REJECTED)
+    if not (first < line_no).any():  # no copy: no filter (it copies all)
+        return rows.drop("_first", "_first_here", "_same_text"), pl.DataFrame(schema=REJECTED)
     same = ", ".join(rt.key)
     copies = rows.filter(copy).select(
         "line_no",
         "_pos",
         pl.when("_same_text")
-        .then(pl.format("duplicate of line {}", "_first"))
-        .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first"))
+        .then(pl.format("duplicate of line {}", "_first_here"))
+        .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first_here"))
         .alias("reason"),
         pl.when("_same_text").then(pl.lit("duplicate_line")).otherwise(pl.lit("duplicate_key"))
         .alias("rule"),
     )  # fmt: skip
-    return rows.filter(~copy).drop("_first", "_same_text"), copies
+    return rows.filter(~copy).drop("_first", "_first_here", "_same_text"), copies
