@@ -10,7 +10,9 @@ times:
     validation, bronze, quarantine, log, publication).
 Times are measured inside the subprocess around the job only (not the interpreter start nor
 the imports). Medians are reported, with the CPU seconds and the machine's load average
-(other processes share it). Then the ingest once more on 4× the lines for its peak RSS.
+(other processes share it). Then the ingest once more on 4× the lines for its peak RSS, and
+both on a landing of many small files (`--small-files` files of 50 lines cut from the first
+day: one file per tournament or per match is how some servers deliver).
 
     .venv/bin/python bench/bench_ingest.py                 # ~1 M lines, then ~4 M
     .venv/bin/python bench/bench_ingest.py --lines 100000 --big 0   # a smoke run
@@ -37,7 +39,7 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 import flows  # the product's runtime settings (allocator), as every command has them
-kind, files, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+kind, files, out = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
 if kind == "duckdb":
     import duckdb
     con = duckdb.connect()
@@ -102,12 +104,29 @@ def generate(folder: Path, lines: int, seed: int) -> list[Path]:
     return sorted(target.iterdir())
 
 
+def small_files(folder: Path, source: Path, count: int, lines: int = 50) -> list[Path]:
+    """`count` files of `lines` lines each, the first lines of `source` (cached)."""
+    target = folder / f"small-{count}x{lines}"
+    if not target.exists():
+        tmp = target.with_suffix(".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with source.open("rb") as handle:
+            for n in range(count):
+                part = b"".join(handle.readline() for _ in range(lines))
+                (tmp / f"day-{n:05d}.jsonl").write_bytes(part)
+        tmp.rename(target)
+    return sorted(target.iterdir())
+
+
 def measure(kind: str, files: list[Path], work: Path) -> dict:
     out = work / ("floor.parquet" if kind == "duckdb" else "warehouse")
     shutil.rmtree(out, ignore_errors=True)
     out.unlink(missing_ok=True) if out.suffix else None
     code = CHILD.format(root=str(ROOT))
-    job = [sys.executable, "-c", code, kind, json.dumps([str(f) for f in files]), str(out)]
+    listing = work / "files.json"  # not an argument: 2,000 paths pass its 128 KiB limit
+    listing.write_text(json.dumps([str(f) for f in files]))
+    job = [sys.executable, "-c", code, kind, str(listing), str(out)]
     done = subprocess.run(
         [sys.executable, "-c", LAUNCHER, *job], check=True, capture_output=True, text=True
     )
@@ -123,6 +142,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--big", type=int, default=4, help="peak RSS also at N × the lines")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small-files", type=int, default=2000, help="0: not measured")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "ingest")
     args = parser.parse_args()
 
@@ -165,6 +185,17 @@ def main() -> None:
             "big_lines": sum(f.read_bytes().count(b"\n") for f in big_files),
             "big_ingest_s": round(big["wall_s"], 3),
             "big_ingest_peak_rss_gib": round(big["peak_rss_bytes"] / 2**30, 3),
+        }
+    if args.small_files:
+        small = small_files(args.work, files[0], args.small_files)
+        floor_small = measure("duckdb", small, args.work)
+        ours_small = measure("ingest", small, args.work)
+        result |= {
+            "small_files": len(small),
+            "small_lines": sum(f.read_bytes().count(b"\n") for f in small),
+            "small_floor_s": round(floor_small["wall_s"], 3),
+            "small_ingest_s": round(ours_small["wall_s"], 3),
+            "small_ratio": round(ours_small["wall_s"] / floor_small["wall_s"], 2),
         }
     shutil.rmtree(args.work / "warehouse", ignore_errors=True)
     (args.work / "floor.parquet").unlink(missing_ok=True)

@@ -144,3 +144,24 @@ def test_batched_tables_are_those_of_files_read_one_by_one(tmp_path_factory, mon
         assert rows.equals(batched[name]), name
     firsts = {p.read_bytes(): p for p in sorted(landing.iterdir(), reverse=True)}  # a copy
     assert_total(wh, *firsts.values())  # of an earlier file is `already_ingested`
+
+
+def test_a_small_file_that_cannot_be_read_leaves_the_batch_to_the_others(tmp_path, monkeypatch):
+    from flows.ingest import read
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    paths = [write(landing / f"{n}.jsonl", [dumps(deal(n))]) for n in ("a", "b", "c")]
+    real = read.FileStream._blocks
+
+    def vanish(self):
+        if self.name == "b.jsonl":
+            raise FileNotFoundError(2, "No such file or directory")
+        yield from real(self)
+
+    monkeypatch.setattr(read.FileStream, "_blocks", vanish)
+    result, wh = run(tmp_path, landing)
+    assert [f.status for f in result.files] == ["ingested", "error: No such file or directory",
+                                                "ingested"]  # fmt: skip
+    assert sorted(table(wh, "simultane_deal")["player_id"]) == ["a", "c"]
+    assert_total(wh, paths[0], paths[2])
