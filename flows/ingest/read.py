@@ -393,6 +393,8 @@ class _LineSplitter:
             stream.problem.raw = carry[:HEAD_KEEP].decode("utf-8", "replace").rstrip("\r\n")
             pending.append(stream.problem)
             carry = b""
+        if not carry and not pending:
+            return
         chunk = self._chunk(carry + b"\n") if carry else _empty_chunk()
         chunk.special += pending
         if chunk.lines:

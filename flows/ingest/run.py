@@ -191,19 +191,23 @@ def _ingest_input(ctx: Context, item: Input) -> None:
 
 
 def _read_file(ctx: Context, path: Path, report: FileReport) -> None:
-    if report.size in ctx.state.sizes:  # may be a copy of a delivery: hash it first
+    small = None  # a small file is read whole first (its hash then tells a copy)
+    if ctx.batches is not None and not is_pbn(path) and ctx.batches.takes(report.size):
+        small = _Small(FileStream(path, path.name, ctx.opts))
+        report.sha256 = small.stream.sha256
+    if report.sha256 is None and report.size in ctx.state.sizes:  # may be a copy: hash it
         report.sha256 = _sha256(path, ctx.opts.chunk_bytes)
-        if report.sha256 in ctx.state.shas:
-            report.status = "already_ingested"
-            ctx.sink.open(report)
-            return
+    if report.sha256 in ctx.state.shas:
+        report.status = "already_ingested"
+        ctx.sink.open(report)
+        return
     report.delivery = ctx.state.next_delivery
     ctx.state.next_delivery += 1
     index = ctx.sink.open(report)
     if is_pbn(path):
         pbn.ingest_pbn(ctx, index, path)
-    elif ctx.batches is not None and ctx.batches.takes(report.size):
-        _read_small(ctx, index, path)
+    elif small is not None:
+        _add_small(ctx, index, small)
     else:
         _read_lines(ctx, index, path)
     ctx.state.read(report)
@@ -230,26 +234,41 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
     report.sha256 = stream.sha256
 
 
-def _read_small(ctx: Context, index: int, path: Path) -> None:
-    """A small file: read whole, then left to wait in a batch when it is one chunk of UTF-8
-    lines, else validated alone now."""
+class _Small:
+    """The first chunks of a small file: all of it, unless it decompresses to more."""
+
+    def __init__(self, stream: FileStream):
+        self.stream = stream
+        self.rest = stream.chunks()
+        self.first = next(self.rest, None)
+        self.second = next(self.rest, None) if self.first is not None else None
+
+    @property
+    def batched(self) -> bool:
+        """Whether it may wait in a batch: one chunk of UTF-8 lines."""
+        chunk = self.first
+        return (
+            chunk is not None and self.second is None and not chunk.special
+            and self.stream.encoding == "utf-8"
+        )  # fmt: skip
+
+
+def _add_small(ctx: Context, index: int, small: _Small) -> None:
+    """A small file: left to wait in a batch, or validated alone now."""
     report = ctx.sink.reports[index]
-    stream = FileStream(path, path.name, ctx.opts)
-    chunks = stream.chunks()
-    first = next(chunks, None)
-    second = next(chunks, None) if first is not None else None
-    if first is not None and second is None and not first.special and stream.encoding == "utf-8":
-        report.lines_read += first.lines
-        ctx.lines += first.lines
-        ctx.batches.add(index, first)
-    elif first is not None:
-        check = FileCheck(str(path), report.delivery, encoding=stream.encoding)
-        for chunk in (first, *([second] if second is not None else [])):
+    if small.batched:
+        report.lines_read += small.first.lines
+        ctx.lines += small.first.lines
+        ctx.batches.add(index, small.first)
+    elif small.first is not None:
+        stream = small.stream
+        check = FileCheck(report.file, report.delivery, encoding=stream.encoding)
+        for chunk in (small.first, *([small.second] if small.second is not None else [])):
             _add_chunk(ctx, index, chunk, check)
-        for chunk in chunks:
+        for chunk in small.rest:
             check.encoding = stream.encoding
             _add_chunk(ctx, index, chunk, check)
-    report.sha256 = stream.sha256
+    report.sha256 = small.stream.sha256
 
 
 def _add_chunk(ctx: Context, index: int, chunk, check: FileCheck, parse=None) -> None:
