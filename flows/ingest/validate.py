@@ -144,7 +144,7 @@ class Validator:
     """Validates chunks of lines against the record types (one DuckDB connection)."""
 
     def __init__(self, window: Window | None, types: dict[str, RecordType] | None = None):
-        self.con = duckdb.connect()
+        self.con = duckdb.connect(config={"enable_external_file_cache": False})
         self.window = window
         self.types = RECORD_TYPES if types is None else types
 

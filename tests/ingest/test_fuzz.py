@@ -3,55 +3,12 @@
 from __future__ import annotations
 
 import gzip
-import json
 
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .cases import deal, dumps, event, ff_deal, match, penalty, result, run, table
-
-VALID = [
-    dumps(deal("ann")),
-    dumps(deal("bob", 2)),
-    dumps(deal("BOT")),
-    dumps(match()),
-    dumps(ff_deal()),
-    dumps(event()),
-    dumps(result()),
-    dumps(penalty(amount=1.5)),
-]
-ODD_VALUES = ["null", "true", '"x"', "[]", "{}", "-1", "1.5", "9223372036854775808", "1e400",
-              "NaN", "-Infinity", '"\\ud800"', '"2026-13-45T99:00:00Z"', "0"]  # fmt: skip
-
-
-@st.composite
-def mutated(draw) -> bytes:
-    line = draw(st.sampled_from(VALID)).encode()
-    kind = draw(st.sampled_from(["same", "flip", "cut", "swap", "nul", "bytes", "drop"]))
-    if kind == "flip":
-        for _ in range(draw(st.integers(1, 4))):
-            at = draw(st.integers(0, len(line) - 1))
-            line = line[:at] + bytes([draw(st.integers(0, 255))]) + line[at + 1 :]
-    elif kind == "cut":
-        line = line[: draw(st.integers(0, len(line) - 1))]
-    elif kind == "swap":  # a field's value replaced by one of another type or size
-        record = json.loads(line)
-        key = draw(st.sampled_from(sorted(record)))
-        text = json.dumps(record).replace(
-            f'"{key}": {json.dumps(record[key])}', f'"{key}": {draw(st.sampled_from(ODD_VALUES))}'
-        )
-        line = text.encode()
-    elif kind == "nul":
-        at = draw(st.integers(0, len(line)))
-        line = line[:at] + b"\x00" + line[at:]
-    elif kind == "bytes":
-        line = draw(st.binary(max_size=60)).replace(b"\x00", b"")
-    elif kind == "drop":  # a required field missing
-        record = json.loads(line)
-        record.pop(draw(st.sampled_from(sorted(record))))
-        line = json.dumps(record).encode()
-    return line
+from .cases import mutated, run, table
 
 
 @settings(
