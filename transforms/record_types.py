@@ -314,6 +314,13 @@ class RecordType:
         """The columns the declaration checks (`line_no` and the fields)."""
         return self.declaration.column_names()
 
+    def rule_exprs(self) -> dict[str, pl.Expr]:
+        """Every rule of the declaration (per field and cross-field) as the boolean
+        expression dataframely evaluates (true: valid; null: counted as valid) — what its
+        `filter` checks, without its bookkeeping, for a screen of many rows at once."""
+        rules = self.declaration._validation_rules(with_cast=False)  # dataframely 3.1
+        return {name: rule.expr for name, rule in rules.items()}
+
     def rules(self) -> list[tuple[str, str | None, pl.Expr]]:
         """(dataframely rule name, field or None, reason) in the order reasons are chosen:
         field by field as declared (missing, then its own checks), then cross-field rules."""

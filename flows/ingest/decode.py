@@ -120,14 +120,20 @@ def window_flags(rt: RecordType, window: Window | None) -> list[pl.Expr]:
 
 
 def repair(rt: RecordType, rows: pl.DataFrame, window: Window | None) -> pl.DataFrame:
-    """Rows with a field `fast_value` did not decode, decoded the slow way where it can be."""
-    values, flags = _repair_exprs(rt)
-    return rows.with_columns(values).with_columns(*flags, *window_flags(rt, window))
+    """Rows with a field `fast_value` did not decode, decoded the slow way where it can be
+    (only the fields that failed in these rows: a few rows, a few expressions)."""
+    failed = rows.select(pl.col(f"_bad_{f}").any() for f in rt.fields).row(0)
+    fields = [f for f, bad in zip(rt.fields, failed, strict=True) if bad]
+    values, flags = _repair_exprs(rt, tuple(fields))
+    if not values:
+        return rows
+    windowed = [e for e in window_flags(rt, window) if e.meta.output_name()[5:] in fields]
+    return rows.with_columns(values).with_columns(*flags, *windowed)
 
 
 @cache
-def _repair_exprs(rt: RecordType) -> tuple[list[pl.Expr], list[pl.Expr]]:
-    fields = [f for f in rt.fields if repaired_value(rt, f) is not None]
+def _repair_exprs(rt: RecordType, fields: tuple[str, ...]) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    fields = [f for f in fields if repaired_value(rt, f) is not None]
     values = [pl.coalesce(f, repaired_value(rt, f)).alias(f) for f in fields]
     bad = [(text(f).is_not_null() & pl.col(f).is_null()).alias(f"_bad_{f}") for f in fields]
     return values, bad

@@ -45,6 +45,18 @@ BOMS = (  # longest first: the UTF-32 LE BOM starts like the UTF-16 LE one
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 HEAD_KEEP = 1024  # bytes kept of a line too long to read
+UNDECODABLE = "duplirank-undecodable"
+
+
+def _undecodable(err: UnicodeDecodeError) -> tuple[str, int]:
+    """Bytes of a UTF-16/UTF-32 file that do not decode become bytes no UTF-8 text holds
+    (0xFF, by `surrogateescape` when re-encoded): their line is quarantined as not valid text
+    in the file's encoding. (`surrogateescape` alone raises on a sequence holding a byte
+    below 0x80, e.g. `\\xff\\xfe\\x00\\x00{…`: UTF-32 by its BOM, UTF-16 in fact.)"""
+    return "\udcff" * (err.end - err.start), err.end
+
+
+codecs.register_error(UNDECODABLE, _undecodable)
 
 
 class RemoteFile:
@@ -262,7 +274,7 @@ class FileStream:
             yield from blocks
             return
         self.encoding = encoding
-        decoder = codecs.getincrementaldecoder(encoding)("surrogateescape")
+        decoder = codecs.getincrementaldecoder(encoding)(UNDECODABLE)
         yield decoder.decode(first).encode("utf-8", "surrogateescape")
         for block in blocks:
             yield decoder.decode(block).encode("utf-8", "surrogateescape")
@@ -292,7 +304,7 @@ def sniff_encoding(head: bytes) -> str | None:
     its ASCII characters; None for anything else (read as UTF-8, line by line)."""
     for bom, name in BOMS:
         if head.startswith(bom):
-            return name
+            return name if not name.startswith("utf-32") or _is_utf32(head) else _utf16(name)
     sample = head[:4096]
     if len(sample) >= 4 and sample.count(0) >= len(sample) // 3:
         even, odd = sample[0::2].count(0), sample[1::2].count(0)
@@ -301,6 +313,21 @@ def sniff_encoding(head: bytes) -> str | None:
         if even > 2 * max(odd, 1) and sample[1] != 0:
             return "utf-16-be"
     return None
+
+
+def _is_utf32(head: bytes) -> bool:
+    """The UTF-32 LE BOM is the UTF-16 LE BOM followed by a NUL character: UTF-32 only when
+    the start decodes as UTF-32 (a character cut at the end of the sample allowed)."""
+    sample = head[: min(len(head), 4096) // 4 * 4]
+    try:
+        sample.decode("utf-32")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _utf16(utf32: str) -> str:
+    return utf32.replace("32", "16")
 
 
 class _Gunzip:

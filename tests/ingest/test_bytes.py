@@ -101,6 +101,32 @@ def test_a_bom_is_dropped_and_utf16_is_decoded(tmp_path):
     assert_total(wh, bom, utf16, utf16_be, lines={bom: 4, utf16: 4, utf16_be: 4})
 
 
+def test_utf16_text_starting_with_a_nul_is_not_taken_for_utf32(tmp_path):
+    """UTF-16 text starting with a NUL character begins with the UTF-32 BOM (FF FE 00 00):
+    it is read as the UTF-16 it decodes as (found by the fuzz test: read as UTF-32, the
+    decoder raised UnicodeDecodeError and stopped the run)."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(("\x00" + GOOD[0] + "\n" + GOOD[1] + "\n").encode("utf-16"))
+    other = good_file(tmp_path)
+    _, wh = run(tmp_path, odd, other)
+    assert reasons(wh, odd) == [(1, "NUL byte at column 1: not JSON text")]
+    assert accepted(wh, "simultane_deal", odd) == [2]
+    assert accepted(wh, "simultane_deal", other) == [1, 2]
+    assert_total(wh, odd, other, lines={odd: 2})
+
+
+def test_bytes_that_do_not_decode_in_the_files_encoding_spoil_their_line(tmp_path):
+    """A lone surrogate in UTF-16 (`00 D8` then `A`): `surrogateescape` alone raised on it."""
+    odd = tmp_path / "odd.jsonl"
+    first, last = ((x + "\n").encode("utf-16-le") for x in GOOD[:2])
+    odd.write_bytes(b"\xff\xfe" + first + b"\x00\xd8A\x00\n\x00" + last)
+    other = good_file(tmp_path)
+    _, wh = run(tmp_path, odd, other)
+    assert reasons(wh, odd) == [(2, "not valid UTF-16-LE")]
+    assert accepted(wh, "simultane_deal", odd) == [1, 3]
+    assert_total(wh, odd, other, lines={odd: 3})
+
+
 def test_a_line_too_long_is_quarantined_without_being_read_whole(tmp_path):
     long_line = dumps(deal("big", comment="x" * 5000))
     path = write(tmp_path / "day.jsonl", [GOOD[0], long_line, GOOD[1], "", "  "])

@@ -1,0 +1,79 @@
+"""The screen that accepts most lines at once says what the detailed checks say: the same rows
+accepted, the same reasons; and the declaration's rules evaluated in one pass are the rules
+dataframely's own `filter` checks."""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from flows.ingest import decode, validate
+from flows.ingest.check import validate_lines
+from flows.ingest.options import IngestOptions, Window
+from flows.ingest.parse import parse_chunk
+from flows.ingest.read import _LineSplitter
+from flows.ingest.validate import Validator
+from transforms.record_types import RECORD_TYPES
+
+from .cases import AS_OF, deal, dumps, mutated
+
+WINDOW = Window.around(IngestOptions(), AS_OF)
+EXAMPLES = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+lines = st.lists(mutated(), min_size=1, max_size=30)
+
+
+def _validated(lines: list[bytes]):
+    v = validate_lines(lines, "x.jsonl", window=WINDOW)
+    return {k: f.sort("line_no") for k, f in v.rows.items()}, v.quarantine_rows.sort("line_no")
+
+
+@EXAMPLES
+@given(lines=lines)
+def test_the_screen_accepts_what_the_detailed_checks_accept(monkeypatch, lines):
+    fast_rows, fast_quarantine = _validated(lines)
+    with monkeypatch.context() as m:  # no line passes the screen: every line checked in detail
+        m.setattr(validate, "_screen", lambda rt, window: [
+            pl.lit(False).alias("_passed"), validate._may_have_extra(rt)
+        ])  # fmt: skip
+        slow_rows, slow_quarantine = _validated(lines)
+    assert fast_rows.keys() == slow_rows.keys()
+    for name in fast_rows:
+        assert_frame_equal(fast_rows[name], slow_rows[name])
+    assert_frame_equal(fast_quarantine, slow_quarantine)
+
+
+@EXAMPLES
+@given(lines=lines)
+def test_the_rules_evaluated_at_once_are_dataframelys(lines):
+    data = b"".join(x.replace(b"\n", b" ") + b"\n" for x in lines)
+    chunk = _LineSplitter(IngestOptions())._chunk(data)
+    validator = Validator(WINDOW)
+    try:
+        parsed = parse_chunk(validator.con, chunk.line_no, chunk.raw)
+    finally:
+        validator.close()
+    for rt in RECORD_TYPES.values():
+        rows = parsed.filter(pl.col("type") == f'"{rt.name}"')
+        if not rows.height:
+            continue
+        texts = rows.select("line_no", *(pl.col(f).alias(f"_t_{f}") for f in rt.fields))
+        typed = decode.typed(rt, texts, WINDOW).select(rt.column_names)
+        ours = typed.with_columns(validate._rule_columns(rt))
+        _, failure = rt.declaration.filter(typed)
+        details = failure.details()
+        for rule in rt.rule_exprs():
+            theirs = ours.select("line_no").join(
+                details.select("line_no", pl.col(rule).cast(pl.String)), on="line_no", how="left"
+            )[rule]
+            expected = (theirs != "invalid").fill_null(True)  # a row absent there is valid
+            assert ours[rule].to_list() == expected.to_list(), rule
+
+
+def test_a_line_the_screen_passes_is_accepted_as_it_is():
+    rows, quarantine = _validated([dumps(deal("ann")).encode(), dumps(deal("bob", 2)).encode()])
+    assert rows["simultane.deal"]["player_id"].to_list() == ["ann", "bob"]
+    assert quarantine.height == 0
