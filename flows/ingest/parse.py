@@ -58,12 +58,6 @@ select
     case when valid then json_transform(txt, '{spec}') end as f
 from parsed
 """
-FIELDS_QUERY = """
-select
-    line_no,
-    json_transform(decode(raw), '{spec}') as f
-from chunk
-"""
 EXTRA_QUERY = """
 select
     line_no,
@@ -295,16 +289,6 @@ def _past_spaces(frame: pl.DataFrame, raw: pa.Array, rows: np.ndarray) -> pl.Dat
         )
         .drop("_i", "_blank2", "_opens2")
     )
-
-
-def more_fields(
-    con: duckdb.DuckDBPyConnection, line_no: np.ndarray, raw: pa.Array, fields: list[str]
-) -> pl.DataFrame:
-    """(line_no, JSON text of `fields`) of some valid JSON lines: the fields a first parse
-    did not ask for (a record type appearing late in a file)."""
-    chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
-    query = FIELDS_QUERY.format(spec=_spec(fields))
-    return pl.from_arrow(con.sql(query).to_arrow_table()).unnest("f")
 
 
 def extra_fields(

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from flows.ingest import decode
 from flows.ingest.options import Window
-from flows.ingest.parse import FIELDS, extra_fields, more_fields, parse_chunk
+from flows.ingest.parse import FIELDS, extra_fields, parse_chunk
 from flows.ingest.read import Chunk, lines_at
 from transforms.record_types import RECORD_TYPES, RecordType
 
@@ -85,6 +85,7 @@ class Seen:
             self.runs.append(tuple(merged))
 
 
+SAMPLE_LINES = 1000  # lines of a file's first chunk whose types say which fields to parse
 SPREAD = np.uint64(0x9E3779B97F4A7C15)  # makes a hash distinct per file of a batch
 
 
@@ -160,9 +161,21 @@ class Validator:
     ) -> Parsed:
         """The DuckDB parse of a chunk (`con`: a cursor of this validator's connection, when
         it runs in another thread: the next chunk is parsed while this one is checked)."""
-        fields = file.fields or FIELDS  # after a file's first chunk: its record types' fields
-        frame = parse_chunk(con or self.con, chunk.line_no, chunk.raw, fields)
+        con = con or self.con
+        fields = file.fields or self._sampled_fields(con, chunk)
+        frame = parse_chunk(con, chunk.line_no, chunk.raw, fields)
         return Parsed(frame.with_row_index("_pos"), fields)
+
+    def _sampled_fields(self, con: duckdb.DuckDBPyConnection, chunk: Chunk) -> tuple[str, ...]:
+        """The fields of the record types of a file's first lines (a file holds one or a few
+        types: asking for the fields of all of them made its first chunk cost ~2x). Lines of
+        a type first seen later get their fields from a second parse (`_all_fields`)."""
+        lines = min(len(chunk.line_no), SAMPLE_LINES)
+        if lines == len(chunk.line_no):
+            return FIELDS
+        sample = parse_chunk(con, chunk.line_no[:lines], chunk.raw.slice(0, lines), ("type",))
+        types = sample.select(_type_of(tuple(self.types)).drop_nulls().unique())["_type"]
+        return tuple(sorted({"type", *(f for t in types for f in self.types[t].fields)}))
 
     def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
         parsed, fields = parsed or self.parse(chunk, file)
@@ -201,10 +214,9 @@ class Validator:
         if not missing:
             return good
         late = good.filter(~pl.col("_type").is_in(list(_covered(self.types, fields))))
-        texts = more_fields(
-            self.con, late["line_no"].to_numpy(), pa.array(lines_at(chunk.raw, late["_pos"]),
-            pa.large_binary()), missing,
-        )  # fmt: skip
+        lines = pa.array(lines_at(chunk.raw, late["_pos"]), pa.large_binary())
+        texts = parse_chunk(self.con, late["line_no"].to_numpy(), lines, missing)
+        texts = texts.select("line_no", *missing)
         return good.join(texts, on="line_no", how="left", maintain_order="left")
 
     # ------------------------------------------------------------------ line level

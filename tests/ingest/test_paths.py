@@ -17,7 +17,7 @@ from flows.ingest.read import _LineSplitter
 from flows.ingest.validate import Validator
 from transforms.record_types import RECORD_TYPES
 
-from .cases import AS_OF, deal, dumps, mutated
+from .cases import AS_OF, deal, dumps, ff_deal, match, mutated
 
 WINDOW = Window.around(IngestOptions(), AS_OF)
 EXAMPLES = settings(
@@ -77,3 +77,17 @@ def test_a_line_the_screen_passes_is_accepted_as_it_is():
     rows, quarantine = _validated([dumps(deal("ann")).encode(), dumps(deal("bob", 2)).encode()])
     assert rows["simultane.deal"]["player_id"].to_list() == ["ann", "bob"]
     assert quarantine.height == 0
+
+
+def test_a_record_type_first_seen_after_the_sampled_lines_gets_all_its_fields():
+    """The fields parsed are those of the types of a file's first lines; a type first seen
+    later in the chunk gets its fields from a second parse of its lines."""
+    deals = [dumps(deal(f"p{i}", 1 + i % 2)).encode() for i in range(validate.SAMPLE_LINES + 50)]
+    late = [dumps(match("m1")).encode(), dumps(ff_deal("m1")).encode()]
+    rows, quarantine = _validated(deals + late)
+    assert quarantine.height == 0
+    assert rows["simultane.deal"].height == len(deals)
+    expected = {k: v for k, v in match("m1").items() if k != "type"}
+    got = rows["ff.match"].select(*expected).to_dicts()[0]
+    assert got["player_b"] == "BOT" and got["match_type"] == "attaque" and got["ranked"] is True
+    assert rows["ff.deal"]["points_made"].to_list() == [100]
