@@ -179,15 +179,15 @@ class Validator:
 
     def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
         parsed, fields = parsed or self.parse(chunk, file)
-        good, bad = self._line_checks(parsed, file)
+        parsed, bad = self._line_checks(parsed, file)
         rejected = [bad]
         rows = {}
-        present = sorted(good["_type"].unique())
-        good = self._all_fields(good, present, fields, chunk)
+        present = sorted(parsed.select(pl.col("_type").filter("_record").unique())["_type"])
+        parsed = self._all_fields(parsed, present, fields, chunk)
         for type_name in present:
             rt = self.types[type_name]
-            part = good if len(present) == 1 else good.filter(pl.col("_type") == type_name)
-            accepted, bad = self._check_type(rt, part, chunk, file)
+            mine = pl.col("_record") & (pl.col("_type") == type_name)
+            accepted, bad = self._check_type(rt, parsed, mine, chunk, file, alone=len(present) == 1)
             rejected.append(bad)
             if accepted.height:
                 rows[rt.name] = accepted
@@ -206,25 +206,27 @@ class Validator:
         return Checked(rows, quarantine)
 
     def _all_fields(
-        self, good: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
+        self, parsed: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
     ) -> pl.DataFrame:
         """Lines of a record type first seen in this chunk (the parse asked only for the
         fields of the types seen before): their missing fields, from a second parse."""
         missing = sorted({f for t in present for f in self.types[t].fields} - set(fields))
         if not missing:
-            return good
-        late = good.filter(~pl.col("_type").is_in(list(_covered(self.types, fields))))
+            return parsed
+        covered = list(_covered(self.types, fields))
+        late = parsed.filter(pl.col("_record") & ~pl.col("_type").is_in(covered))
         lines = pa.array(lines_at(chunk.raw, late["_pos"]), pa.large_binary())
         texts = parse_chunk(self.con, late["line_no"].to_numpy(), lines, missing)
         texts = texts.select("line_no", *missing)
-        return good.join(texts, on="line_no", how="left", maintain_order="left")
+        return parsed.join(texts, on="line_no", how="left", maintain_order="left")
 
     # ------------------------------------------------------------------ line level
     def _line_checks(
         self, parsed: pl.DataFrame, file: FileCheck
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(lines that are records of a known type, with `_type`; the other lines' REJECTED
-        rows: not text, blank, not JSON, no known type)."""
+        """(the lines with `_type` and `_record`: a record of a known type; the other lines'
+        REJECTED rows: not text, blank, not JSON, no known type). No line is filtered out
+        of the first: a filter copies every column, and most chunks are one record type."""
         parsed = parsed.with_columns(_type_of(tuple(self.types)))
         odd_type = pl.col("_type").is_null() & pl.col("type").is_not_null()
         if parsed.select(odd_type.any()).item():
@@ -232,38 +234,48 @@ class Validator:
             type_name = decode.string_value(pl.col("type"))
             parsed = parsed.with_columns(pl.coalesce("_type", type_name).alias("_type"))
         known = pl.col("_type").is_in(list(self.types)).fill_null(False)
-        record = pl.col("problem").is_null() & known
-        good, bad = parsed.filter(record), parsed.filter(~record)
+        parsed = parsed.with_columns((pl.col("problem").is_null() & known).alias("_record"))
+        bad = parsed.select("line_no", "_pos", "problem", "type", "_type", "_record")
+        bad = bad.filter(~pl.col("_record"))
         reason = _line_reason(file.encoding).alias("_r")
-        return good, bad.select("line_no", "_pos", reason).unnest("_r")
+        return parsed, bad.select("line_no", "_pos", reason).unnest("_r")
 
     # ------------------------------------------------------------------ record level
     def _check_type(
-        self, rt: RecordType, part: pl.DataFrame, chunk: Chunk, file: FileCheck
+        self,
+        rt: RecordType,
+        parsed: pl.DataFrame,
+        mine: pl.Expr,
+        chunk: Chunk,
+        file: FileCheck,
+        alone: bool,
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(accepted bronze rows, rejected rows) of the lines of one record type.
+        """(accepted bronze rows, rejected rows) of the lines of one record type (`mine`).
 
         Every line is typed and screened at once (`decode.typed`, then the declaration's
         rules as one column, `_screen`); a line that decodes, lies in the window and passes
         every rule is accepted as it is. The others (a few) take the detailed way: the slow
-        decoding of odd texts (`decode.repair`), the declaration's `filter` (each rule's
-        status) and the reasons (`check_typed`)."""
+        decoding of odd texts (`decode.repair`), each rule of the declaration as a column and
+        the reasons (`check_typed`). When the chunk is of this type `alone`, its few other
+        lines (rejected already) are typed too rather than filtered out of every column."""
         texts = [pl.col(f).alias(f"_t_{f}") for f in rt.fields]
-        rows = part.select("line_no", "_pos", "text_bytes", "h1", *texts)
+        rows = parsed.select("line_no", "_pos", "text_bytes", "h1", mine.alias("_mine"), *texts)
+        if not alone:
+            rows = rows.filter("_mine")
         typed = decode.typed(rt, rows, self.window).with_columns(_screen(rt, self.window))
         keep = ["h1", "_extra?", *(f"_t_{f}" for f in rt.fields if rt.kind(f) == "obj")]
-        passed = typed["_passed"]
-        if passed.all():
-            accepted, rejected = typed, pl.DataFrame(schema=REJECTED)
+        columns = [*rt.fields, "line_no", "_pos", *keep]
+        passed = pl.col("_passed") & pl.col("_mine")
+        if typed.select(passed.all()).item():
+            accepted, rejected = typed.select(columns), pl.DataFrame(schema=REJECTED)
         else:
-            odd = typed.filter(~pl.col("_passed"))
+            odd = typed.filter(~pl.col("_passed") & pl.col("_mine"))
             accepted, rejected = self._check_odd(rt, odd, file, keep)
+            fast = typed.select(*columns, "_passed", "_mine").filter(passed).select(columns)
             if accepted.height:  # rows stay in line order (same-key copies name the first)
-                accepted = pl.concat([typed.filter("_passed"), accepted], how="diagonal")
-                accepted = accepted.sort("_pos")
+                accepted = pl.concat([fast, accepted.select(columns)]).sort("_pos")
             else:
-                accepted = typed.filter("_passed")
-        accepted = accepted.select(*rt.fields, "line_no", "_pos", *keep)
+                accepted = fast
         accepted = _with_extra(self.con, rt, accepted, chunk)
         accepted, not_finite = _not_finite(rt, accepted)
         accepted, copies = _same_key(rt, accepted, file)
