@@ -42,10 +42,12 @@ def build_database(wh, manifest: dict, target: str) -> None:
         con = duckdb.connect(str(tmp))
         try:
             store.prepare_duckdb(con)
+            con.execute("begin transaction")  # one commit, not one per view and comment
             for statement in view_statements(manifest, store.view_path):
                 con.execute(statement)
             for statement in comment_statements(con):
                 con.execute(statement)
+            con.execute("commit")
             con.execute("checkpoint")
         finally:
             con.close()

@@ -300,9 +300,13 @@ class Transaction:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
 
-    def write(self, layer: str, table: str, partition: str, frame, suffix: str = ".parquet"):
+    def write(
+        self, layer: str, table: str, partition: str, frame, suffix: str = ".parquet",
+        statistics: bool = True,
+    ):  # fmt: skip
         """Write a data file of a partition (not yet published); returns its manifest entry.
-        `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are."""
+        `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are;
+        `statistics`: min/max/null counts per row group (a third of the cost of a write)."""
         rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
         tmp = self.staging() / rel.replace("/", "__")
         guard = self.wh.store._guard
@@ -312,11 +316,12 @@ class Transaction:
             guard(lambda: shutil.copyfile(frame, tmp), f"write {rel}")
         elif isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
             guard(
-                lambda: frame.sink_parquet(tmp, compression="zstd", statistics=True), f"write {rel}"
+                lambda: frame.sink_parquet(tmp, compression="zstd", statistics=statistics),
+                f"write {rel}",
             )
         else:
             guard(
-                lambda: frame.write_parquet(tmp, compression="zstd", statistics=True),
+                lambda: frame.write_parquet(tmp, compression="zstd", statistics=statistics),
                 f"write {rel}",
             )
         entry = {"path": rel, "sha256": sha256_file(tmp), "bytes": tmp.stat().st_size}
@@ -328,9 +333,11 @@ class Transaction:
         """Replace a whole partition of a table by `frame`."""
         self._stage("put", layer, table, partition, frame)
 
-    def add(self, layer: str, table: str, partition: str, frame) -> None:
+    def add(
+        self, layer: str, table: str, partition: str, frame, statistics: bool = True
+    ) -> None:
         """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
-        self._stage("add", layer, table, partition, frame)
+        self._stage("add", layer, table, partition, frame, statistics)
 
     def add_bytes(
         self, layer: str, table: str, partition: str, data: bytes | Path, suffix: str
@@ -342,9 +349,11 @@ class Transaction:
                          "file": entry})  # fmt: skip
         return entry["path"]
 
-    def _stage(self, op: str, layer: str, table: str, partition: str, frame) -> None:
+    def _stage(
+        self, op: str, layer: str, table: str, partition: str, frame, statistics: bool = True
+    ) -> None:
         mf.PARTITION.match(partition) or _bad(f"partition {partition!r}")
-        entry = self.write(layer, table, partition, frame)
+        entry = self.write(layer, table, partition, frame, statistics=statistics)
         self.ops.append(
             {"op": op, "layer": layer, "table": table, "partition": partition, "file": entry}
         )
