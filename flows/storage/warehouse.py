@@ -358,11 +358,14 @@ class Transaction:
             {"op": op, "layer": layer, "table": table, "partition": partition, "file": entry}
         )
 
-    def compact(self, layer: str, table: str, partition: str, max_files: int = 1) -> None:
-        """Rewrite a partition made of many files (one per delivery) as one file."""
+    def compact(
+        self, layer: str, table: str, partition: str, max_files: int = 1, statistics: bool = True
+    ) -> None:
+        """Rewrite a partition made of more than `max_files` files as one file."""
         files = self.wh.files(table, [partition], self.view())
         if len(files) > max_files:
-            self.put(layer, table, partition, self.wh.scan_files(files, hive_partitioning=False))
+            scan = self.wh.scan_files(files, hive_partitioning=False)
+            self._stage("put", layer, table, partition, scan, statistics)
 
     def put_schema(self, layer: str, table: str, frame: pl.DataFrame, suffix: str = "") -> None:
         """Keep the table's columns published even when it has no rows: an empty `_schema`."""

@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import shutil
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -258,3 +259,32 @@ def test_every_catalog_table_is_a_view_even_before_it_has_data(tmp_path):
         "and column_name = 'indice'",
     )
     assert "20 best" in comments["comment"][0]
+
+
+def test_a_bronze_partition_is_compacted_once_it_holds_many_files(tmp_path):
+    """A nightly scores the bronze it has just ingested without rewriting it; a partition of
+    more than COMPACT_FILES files (one per chunk of each delivery) is rewritten as one."""
+    from flows.ingest.options import IngestOptions
+    from flows.runs import nightly_run
+    from flows.settings import Settings
+    from flows.steps.context import COMPACT_FILES
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    source = (sample / "simultane-2026-11-01.jsonl").read_bytes()
+    source = source.splitlines(True)
+    (landing / "a.jsonl").write_bytes(b"".join(source[:200]))
+    settings = Settings(warehouse=tmp_path / "wh", landing=landing,
+                        ingest=IngestOptions(chunk_bytes=8192))  # fmt: skip
+    nightly_run(settings)
+    wh = Warehouse(settings.warehouse)
+    first = wh.files("simultane_deal")
+    assert 1 < len(first) <= COMPACT_FILES  # one per chunk, not rewritten
+    (landing / "b.jsonl").write_bytes(b"".join(source[200:]))
+    nightly_run(settings)
+    files = wh.files("simultane_deal")
+    assert len(files) == 1  # more than COMPACT_FILES: one file
+    rows = wh.scan_files(files).select(pl.len()).collect().item()
+    accepted = run_sql(settings.warehouse, "select sum(rows_accepted) n from ingest_log")
+    assert rows == accepted["n"][0] > 0
