@@ -27,30 +27,43 @@ def month_of(ts: datetime | date, timezone: str) -> str:
     return f"{ts.year:04d}-{ts.month:02d}"
 
 
+def per_value(expr: pl.Expr, fn, dtype: pl.DataType) -> pl.Expr:
+    """`fn(expr)` computed once per distinct value and mapped back: the instants of a table
+    repeat (a tournament's start on each of its deals), and converting time zones and
+    formatting months row by row was most of the cost (1 M deals: 0.26 s -> 0.05 s of CPU).
+    Elementwise only: not inside a group-by's aggregation."""
+    values = expr.unique(maintain_order=True)
+    return expr.replace_strict(values, fn(values), return_dtype=dtype)
+
+
 def month_expr(column: str | pl.Expr, timezone: str) -> pl.Expr:
     """Published month of a UTC datetime column (platform time zone), or of a date column."""
     expr = pl.col(column) if isinstance(column, str) else column
-    return expr.dt.convert_time_zone(timezone).dt.strftime(MONTH_FORMAT)
+    return per_value(
+        expr, lambda e: e.dt.convert_time_zone(timezone).dt.strftime(MONTH_FORMAT), pl.String
+    )
 
 
 def date_month_expr(column: str | pl.Expr) -> pl.Expr:
     """Month of a date column (a bridge event's date)."""
     expr = pl.col(column) if isinstance(column, str) else column
-    return expr.dt.strftime(MONTH_FORMAT)
+    return per_value(expr, lambda e: e.dt.strftime(MONTH_FORMAT), pl.String)
 
 
 def raw_month_expr(column: str | pl.Expr, dtype: pl.DataType | None = None) -> pl.Expr:
     """Partition month of a raw date: UTC calendar month of a timestamp, month of a date."""
     expr = pl.col(column) if isinstance(column, str) else column
     if dtype is not None and dtype == pl.Date:
-        return expr.dt.strftime(MONTH_FORMAT)
-    return expr.dt.convert_time_zone("UTC").dt.strftime(MONTH_FORMAT)
+        return date_month_expr(expr)
+    return per_value(
+        expr, lambda e: e.dt.convert_time_zone("UTC").dt.strftime(MONTH_FORMAT), pl.String
+    )
 
 
 def day_expr(column: str | pl.Expr, timezone: str) -> pl.Expr:
     """Calendar day (platform time zone) of a UTC datetime column."""
     expr = pl.col(column) if isinstance(column, str) else column
-    return expr.dt.convert_time_zone(timezone).dt.date()
+    return per_value(expr, lambda e: e.dt.convert_time_zone(timezone).dt.date(), pl.Date)
 
 
 def end_of_day(day: date, timezone: str) -> datetime:

@@ -107,8 +107,9 @@ def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryP
     expansion = (
         wh.scan("simultane_tournament_results", pending=pending)
         .filter(pl.col("month") >= first)
+        .with_columns(day_expr("tournament_start", opts.timezone).alias("_day"))
         .group_by("month", "player_id")
-        .agg((pl.len() * day_expr("tournament_start", opts.timezone).n_unique()).alias("rows"))
+        .agg((pl.len() * pl.col("_day").n_unique()).alias("rows"))
         .select(pl.col("rows").sum())
         .collect()
         .item()
