@@ -14,7 +14,7 @@ class IngestOptions:
     days_ahead: int = 2
     # Files are read and validated `chunk_bytes` at a time (memory is bounded by a chunk);
     # a line longer than `max_line_bytes` is quarantined without being read whole.
-    chunk_bytes: int = 16 * 2**20
+    chunk_bytes: int = 32 * 2**20
     max_line_bytes: int = 2**20
 
     def __post_init__(self) -> None:
