@@ -7,7 +7,7 @@ import gzip
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from flows.ingest.batch import Batches
@@ -20,13 +20,13 @@ from .cases import (
     event,
     ff_deal,
     match,
+    mutated,
     reasons,
     result,
     run,
     table,
     write,
 )
-from .test_fuzz import mutated
 
 TABLES = ("simultane_deal", "ff_match", "ff_deal", "bridge_event", "bridge_result",
           "bridge_penalty", "quarantine", "ingest_log")  # fmt: skip
@@ -136,6 +136,9 @@ def test_batched_tables_are_those_of_files_read_one_by_one(tmp_path_factory, mon
     landing = tmp_path / "landing"
     landing.mkdir()
     for n, (lines, gz) in enumerate(files):
+        # a plain file starting with the gzip magic is read as gzip (by design, tested in
+        # test_bytes): not a premise of this test
+        assume(gz or not lines[0].startswith(b"\x1f\x8b"))
         name = f"f{n}.jsonl" + (".gz" if gz else "")
         write(landing / name, [line.replace(b"\n", b" ") for line in lines], gz=gz)
     alone, batched, wh = _alone_and_batched(tmp_path, [landing], monkeypatch)

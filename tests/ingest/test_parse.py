@@ -39,7 +39,7 @@ def con():
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(lines=st.lists(line, min_size=1, max_size=40))
 def test_the_reader_parses_as_the_lines_one_by_one(con, lines):

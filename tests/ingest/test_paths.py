@@ -21,7 +21,7 @@ from .cases import AS_OF, deal, dumps, ff_deal, match, mutated
 
 WINDOW = Window.around(IngestOptions(), AS_OF)
 EXAMPLES = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 lines = st.lists(mutated(), min_size=1, max_size=30)
 
