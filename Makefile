@@ -18,8 +18,12 @@ $(STAMP): requirements.lock pyproject.toml
 run: $(STAMP)
 	$(BIN)/duplirank nightly --landing data/sample --warehouse data/warehouse
 
+# the tests in TEST_WORKERS processes (pytest-xdist): many wait on subprocesses, servers and
+# the disk, so three keep two cores busy
+TEST_WORKERS ?= 3
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check flows transforms tests bench

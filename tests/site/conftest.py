@@ -19,21 +19,25 @@ from flows.settings import Settings
 from flows.site import build_site
 from flows.storage.warehouse import Warehouse
 
+SKIPPED = "browser tests skipped"
+
 
 def pytest_collection_modifyitems(config, items):
     if SKIP_BROWSER is None:
         return
-    marker = pytest.mark.skip(reason=f"browser tests skipped: {SKIP_BROWSER}")
-    skipped = [item for item in items if "browser" in item.fixturenames]
-    for item in skipped:
-        item.add_marker(marker)
-    config._duplirank_browser_skipped = len(skipped)
+    marker = pytest.mark.skip(reason=f"{SKIPPED}: {SKIP_BROWSER}")
+    for item in items:
+        if "browser" in item.fixturenames:
+            item.add_marker(marker)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    count = getattr(config, "_duplirank_browser_skipped", 0)
+    """One line for the browser tests skipped (counted from the reports: with pytest-xdist the
+    tests are collected by the workers, the summary is written by the controller)."""
+    reports = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for r in reports if SKIPPED in str(getattr(r, "longrepr", "")))
     if count:
-        terminalreporter.write_line(f"{count} browser tests skipped: {SKIP_BROWSER}", yellow=True)
+        terminalreporter.write_line(f"{count} {SKIPPED}: {SKIP_BROWSER}", yellow=True)
 
 
 @pytest.fixture(scope="session")
