@@ -164,7 +164,10 @@ def deal_issues(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     """`data_issues` rows of the Simultané deals (columns month, kind, keys, detail): the checks
     of the SQL model `sql/simultane_data_issues.sql` (`no_bot_reference`: a deal with no
     finished bot row, not scored for anyone; `several_bot_rows`; `deals_in_tournament_varies`),
-    on the deals with `finished` derived here."""
-    rows = deals.select(*DEAL, "player_id", "deals_in_tournament", "is_bot",
-                        month=tournament_month(opts), finished=finished_expr(opts))  # fmt: skip
+    on the deals with `month` and `finished` derived here unless `deals` has them (the scored
+    deal results, `score_tournaments`: not derived twice)."""
+    names = deals.collect_schema().names()
+    month = "month" if "month" in names else tournament_month(opts).alias("month")
+    finished = "finished" if "finished" in names else finished_expr(opts).alias("finished")
+    rows = deals.select(*DEAL, "player_id", "deals_in_tournament", "is_bot", month, finished)
     return run_model("simultane_data_issues", simultane_deal=rows).lazy()

@@ -33,7 +33,7 @@ def score_tournaments(
     deal_results = score_deals(deals, opts).collect()
     tournaments = tournament_results(deal_results.lazy(), opts)
     tables = dict(zip(TABLES, (deal_results.lazy(), tournaments), strict=True))
-    return SimultaneScores(tables, deal_issues(deals, opts))
+    return SimultaneScores(tables, deal_issues(deal_results.lazy(), opts))
 
 
 # The columns of simultane_deal_results the model reads.
