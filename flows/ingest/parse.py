@@ -178,6 +178,11 @@ class _Scratch:
             os.ftruncate(fd, len(data))
         return [path for _, path in self.files[: len(parts)]]
 
+    def release(self) -> None:
+        """Give the files' memory back (between deliveries; they are kept open)."""
+        for fd, _ in self.files:
+            os.ftruncate(fd, 0)
+
     def __del__(self) -> None:
         for fd, path in self.files:
             os.close(fd)
@@ -201,6 +206,12 @@ def _scratch() -> _Scratch:
     if not hasattr(_LOCAL, "scratch"):
         _LOCAL.scratch = _Scratch()
     return _LOCAL.scratch
+
+
+def release_scratch() -> None:
+    """The memory of this thread's scratch files given back (after a file, a run)."""
+    if hasattr(_LOCAL, "scratch"):
+        _LOCAL.scratch.release()
 
 
 def _hash(raw: pa.Array) -> pl.Series:

@@ -26,6 +26,7 @@ from flows.ingest import pbn
 from flows.ingest.batch import Batches
 from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
 from flows.ingest.options import IngestOptions, Window
+from flows.ingest.parse import release_scratch
 from flows.ingest.read import (
     FileStream,
     Input,
@@ -221,10 +222,13 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
     check = FileCheck(str(path), report.delivery)
     cursor = ctx.validator.con.cursor()  # parses in the reader thread, one chunk ahead
 
-    def parsed():
-        for chunk in stream.chunks():
-            check.encoding = stream.encoding
-            yield chunk, ctx.validator.parse(chunk, check, cursor)
+    def parsed():  # runs in the reader thread
+        try:
+            for chunk in stream.chunks():
+                check.encoding = stream.encoding
+                yield chunk, ctx.validator.parse(chunk, check, cursor)
+        finally:
+            release_scratch()
 
     try:
         for chunk, parse in prefetch(parsed()):

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from flows.ingest import decode
 from flows.ingest.options import Window
-from flows.ingest.parse import FIELDS, extra_fields, parse_chunk
+from flows.ingest.parse import FIELDS, extra_fields, parse_chunk, release_scratch
 from flows.ingest.read import Chunk, lines_at
 from transforms.record_types import RECORD_TYPES, RecordType
 
@@ -155,6 +155,7 @@ class Validator:
 
     def close(self) -> None:
         self.con.close()
+        release_scratch()
 
     def parse(
         self, chunk: Chunk, file: FileCheck, con: duckdb.DuckDBPyConnection | None = None

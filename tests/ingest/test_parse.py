@@ -3,6 +3,8 @@ same rows, in line order, whatever the lines hold (blank, not UTF-8, not JSON, o
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -89,3 +91,17 @@ def test_a_slice_of_lines_is_parsed_from_its_own_bytes(con):
     assert rows["player_id"].to_list() == ['"bob"', '"cat"']
     assert rows["line_no"].to_list() == [2, 3]
     assert isinstance(part, pa.LargeBinaryArray)
+
+
+def test_the_scratch_files_are_reused_and_their_memory_given_back(con):
+    """Chunks are written to the same few memory files (no file descriptor per chunk), emptied
+    when a file or a run is done."""
+    chunk = chunk_of([dumps(deal("ann")).encode()] * 3)
+    parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
+    fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
+    assert len(os.listdir("/proc/self/fd")) == fds
+    parse.release_scratch()
+    scratch = parse._scratch()
+    assert scratch.files and all(os.fstat(fd).st_size == 0 for fd, _ in scratch.files)
