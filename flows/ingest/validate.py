@@ -3,12 +3,14 @@ quarantine row with its reason and the rule it failed (`rule`).
 
 Per chunk: one DuckDB parse (`parse`), the line-level checks (UTF-8, blank, exact duplicate of
 an earlier line of the file, JSON, object, `type`), then per record type the typing of its
-fields (`decode`), the plausible window, the record type's declaration (dataframely `filter`:
-per-row status of every rule) and the same-key duplicates of the file. The reason of a failing
-line is the first failing check in this order: field by field as declared (not decodable,
-missing, its own checks, outside the window), then the cross-field rules. Reasons are worded
-with expressions on the failing rows only; Python sees only lines DuckDB calls invalid JSON,
-to tell a NUL byte or a lone surrogate from other errors.
+fields (`decode`), the plausible window, the record type's declaration (the rules of its
+dataframely schema) and the same-key duplicates of the file. Every line is screened at once
+against all the rules (`_screen`); the few that fail are checked rule by rule, each rule a
+column as dataframely's `filter` gives it (`check_typed`). The reason of a failing line is
+the first failing check in this order: field by field as declared (not decodable, missing,
+its own checks, outside the window), then the cross-field rules. Reasons are worded with
+expressions on the failing rows only; Python sees only lines DuckDB calls invalid JSON, to
+tell a NUL byte or a lone surrogate from other errors.
 """
 
 from __future__ import annotations
