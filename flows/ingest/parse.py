@@ -152,7 +152,10 @@ def _read_json(
     columns = "{" + ", ".join(f"{_quote(f)}: 'JSON'" for f in fields) + "}"
     params = {"paths": paths, "size": max(longest + 1, 1 << 20)}
     table = con.sql(READ_JSON.format(columns=columns), params=params).to_arrow_table()
-    return pl.from_arrow(table)
+    # one chunk per column: the files come back as several batches, and columns of different
+    # chunkings (these beside new ones) made Polars 2.1 panic (`i < self.len()`) on a batch
+    # of small files
+    return pl.from_arrow(table).rechunk()
 
 
 def _quote(name: str) -> str:

@@ -105,3 +105,12 @@ def test_the_scratch_files_are_reused_and_their_memory_given_back(con):
     parse.release_scratch()
     scratch = parse._scratch()
     assert scratch.files and all(os.fstat(fd).st_size == 0 for fd, _ in scratch.files)
+
+
+def test_the_parse_comes_in_one_chunk_per_column(con):
+    """The reader's files come back as several batches; columns of different chunkings beside
+    each other made Polars 2.1 panic (`i < self.len()`) on a batch of Face-à-Face files."""
+    lines = [dumps(deal(f"p{i}", 1 + i % 2)).encode() for i in range(3000)] + [b"{oops"]
+    chunk = chunk_of(lines)
+    frame = parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
+    assert set(frame.n_chunks("all")) == {1}
