@@ -20,7 +20,9 @@ import ctypes.util
 import hashlib
 import json
 import os
+import queue
 import shutil
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -93,21 +95,61 @@ def build_site(
 def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
                previous: Previous = NO_PREVIOUS, phases: dict | None = None,
                shell: html.Shell | None = None):  # fmt: skip
-    """Every page (`Page`, `PageSet` or `Reuse`), competition by competition; the seconds
-    spent making each competition's pages (data and markup, not the writing) add up in
-    `phases`."""
+    """Every page (`Page`, `PageSet` or `Reuse`), competition by competition: the Simultané
+    in one thread, the Face-à-Face then the bridge in another (the work is Polars and NumPy on
+    whole columns, which release the GIL), each page as soon as it is made. The seconds spent
+    making each competition's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
     shell = shell or Chrome(lang, words, site_nav(tables, words)).shell()
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
-    yield from _timed(
-        "simultane",
-        simultane.pages(tables, words, lang, timezone, window_results, previous, shell),
-        phases,
-    )
-    yield from _timed("face_a_face",
-                      face_a_face.pages(tables, words, lang, timezone, previous, shell),
-                      phases)  # fmt: skip
-    yield from _timed("bridge", bridge.pages(tables, words, lang, previous, shell), phases)
+    chains = [
+        [("simultane", lambda: simultane.pages(tables, words, lang, timezone, window_results,
+                                               previous, shell))],
+        [("face_a_face", lambda: face_a_face.pages(tables, words, lang, timezone, previous,
+                                                   shell)),
+         ("bridge", lambda: bridge.pages(tables, words, lang, previous, shell))],
+    ]  # fmt: skip
+    yield from concurrently(chains, phases)
+
+
+_END = object()
+
+
+def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
+    """The items of each chain's generators (made one after the other, under their label in
+    `phases`), each chain in a thread of its own, yielded as they come."""
+    made: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run(chain) -> None:
+        try:
+            for label, make in chain:
+                for item in _timed(label, make(), phases):
+                    made.put(item)
+        except BaseException as err:  # handed to the caller's thread
+            made.put(_Failed(err))
+        finally:
+            made.put(_END)
+
+    threads = [threading.Thread(target=run, args=(chain,), name=f"site-{i}", daemon=True)
+               for i, chain in enumerate(chains)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    running = len(threads)
+    while running:
+        item = made.get()
+        if item is _END:
+            running -= 1
+        elif isinstance(item, _Failed):
+            for thread in threads:
+                thread.join()
+            raise item.error
+        else:
+            yield item
+
+
+@dataclass
+class _Failed:
+    error: BaseException
 
 
 def _timed(label: str, items, phases: dict):

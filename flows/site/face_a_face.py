@@ -19,13 +19,19 @@ from flows.site.fmt import MISSING, escape, mapped, minute, number, scaled, text
 from flows.site.html import SECTION_CLOSE, section_open, thead
 from flows.site.labels import month_name
 from flows.site.markup import Keyed
-from flows.site.model import NO_PREVIOUS, Previous, Reuse, fingerprints, split_unchanged
+from flows.site.model import (
+    NO_PREVIOUS,
+    Previous,
+    Reuse,
+    fingerprints,
+    rows_of,
+    split_unchanged,
+)
 from flows.site.pages import Pages, PageSet
 from flows.site.svg import CHART_CLOSE, elo_curves
 from flows.site.tables import (
     Col,
     Rows,
-    columns,
     grouped_rows,
     live_rank,
     rank_cell,
@@ -251,15 +257,17 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
     A day whose rows did not change since the previous site keeps its page (every day but the
     last, most nights). Every match's section is put together on whole columns."""
     has_deals = deal_results is not None and not deal_results.is_empty()
-    if has_deals:
-        deal_results = deal_results.join(matches.select("match_id", "day"), on="match_id")
-    fps = fingerprints("day", matches, *([deal_results] if has_deals else []))
+    if has_deals:  # each deal with its match's place in time order (its page: that day's)
+        at = markup.positions(deal_results["match_id"], matches["match_id"])
+        deal_results = deal_results.with_columns(_all=pl.Series(at)).filter(pl.col("_all") >= 0)
+        deal_results = deal_results.with_columns(day=matches["day"].gather(deal_results["_all"]))
+    fps = fingerprints("day", matches, *([deal_results.drop("_all")] if has_deals else []))
     reuse, todo = split_unchanged(fps, "day", paths.ff_match_day, previous)
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("day").is_in(todo["day"].implode())
-    matches = matches.filter(keep).with_row_index("_m")  # in time order: the page's order
+    indexed = matches.with_row_index("_all")
+    matches = rows_of(indexed, "day", todo, reuse).with_row_index("_m")  # in time order
     roles = w["roles"]
     ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
     timeout = w["timeout"]
@@ -275,12 +283,13 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
         Col(w["mp_2"], text(pl.col("mp_b")), num=True),
     ]  # fmt: skip
     if has_deals:
-        deal_results = deal_results.filter(keep)
-        at = markup.positions(deal_results["match_id"], matches["match_id"])
-        deal_results = (
-            deal_results.with_columns(_m=pl.Series(at)).filter(pl.col("_m") >= 0)
-            .sort("_m", "deal_no")
-        )  # fmt: skip
+        deal_results = rows_of(deal_results, "day", todo, reuse)
+        renumber = np.full(indexed.height, -1, np.int64)  # place among the matches made
+        renumber[matches["_all"].to_numpy()] = np.arange(matches.height)
+        place = renumber[deal_results["_all"].to_numpy()]
+        width = int(deal_results["deal_no"].max() or 0) + 1
+        order = pl.Series(place * width + deal_results["deal_no"].to_numpy()).arg_sort()
+        deal_results = deal_results.with_columns(_m=pl.Series(place))[order]
         timeouts = deal_results.group_by("_m").agg(
             pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
         )
@@ -314,7 +323,8 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
     )
     score = Keyed.of(lambda a, b: pl.concat_str(text(a), pl.lit(" – "), text(b)),
                      pl.col("mp_a"), pl.col("mp_b"))  # fmt: skip
-    caption = [escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))), " — ", score]
+    region_name = [escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))),
+                   f" — {html.escape(w['deals'])}"]  # (the caption: the deals)
     classes = html.table_classes(tuple((c.label, c.num) for c in cols), False, None)
     article = [
         '\n<article class="match" id="', pl.lit(paths.ff_match_anchor("")),
@@ -337,8 +347,8 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
         *fact(w["timeouts"], None, pl.concat_str(pl.col("_to_a").cast(pl.String), pl.lit(" – "),
                                                  pl.col("_to_b").cast(pl.String))),
         html.FACTS_CLOSE,
-        region, *caption, f'">\n<table class="{classes}">\n<caption>', *caption,
-        f"</caption>\n{head}\n<tbody>",
+        region, *region_name, f'">\n<table class="{classes}">\n<caption>'
+        f"{html.escape(w['deals'])}</caption>\n{head}\n<tbody>",
     ]  # fmt: skip
     heads = markup.rows(matches, article)
     tail = html.TABLE_CLOSE + "\n</article>"
@@ -395,11 +405,10 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("player_id").is_in(todo["player_id"].implode())
-    sides = sides.filter(keep).sort("player_id", "when", "match_id",
-                                    descending=[False, True, True])  # fmt: skip
-    ranking = ranking.filter(keep)
-    elo = elo.filter(keep) if has_elo else None
+    sides = rows_of(sides, "player_id", todo, reuse).sort(
+        "player_id", "when", "match_id", descending=[False, True, True])
+    ranking = rows_of(ranking, "player_id", todo, reuse)
+    elo = rows_of(elo, "player_id", todo, reuse) if has_elo else None
     month_cols = [
         Col(w["month"], pl.col("month"), href=pl.concat_str(
             pl.lit("../"), pl.col("month"), pl.lit("/index.html")), th=True),
@@ -460,5 +469,3 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
     page.add(shell.tail(ROOT, True))
     yield page.done()
 
-
-__all__ = ["columns", "month_pages", "match_pages", "player_pages", "pages", "months_of"]

@@ -181,7 +181,7 @@ def thead(columns: tuple[tuple[str, bool], ...], sorted_by: int | None) -> str:
     cells = []
     for i, (label, _) in enumerate(columns):
         sort = ' aria-sort="ascending"' if i == sorted_by else ""
-        cells.append(f'<th scope="col"{sort}>{escape(label)}')
+        cells.append(f"<th scope=col{sort}>{escape(label)}")
     return "<thead><tr>" + "".join(cells) + "</thead>"
 
 

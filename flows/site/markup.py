@@ -117,14 +117,18 @@ def _column_codes(s: pl.Series) -> tuple[np.ndarray, pl.Series]:
 
 
 def _hash_codes(s: pl.Series) -> tuple[np.ndarray, pl.Series] | None:
-    """Codes of a column of texts by their 64-bit hash, checked with a second hash (None
-    when two texts share a hash: never seen; the caller then joins)."""
-    hashes = s.hash().to_numpy()
-    _, first, codes = np.unique(hashes, return_index=True, return_inverse=True)
-    check = s.hash(seed=1).to_numpy()
-    if not np.array_equal(check[first][codes], check):
+    """Codes of a column of texts: its distinct values (a hash set) and each row's position
+    among them (`positions`: hashes, no sort)."""
+    values = s.unique()
+    if values.null_count():
+        values = pl.concat([values.drop_nulls(), pl.Series([None], dtype=s.dtype)])
+        codes = positions(s, values.head(len(values) - 1))
+        codes[codes < 0] = len(values) - 1  # the nulls
+    else:
+        codes = positions(s, values)
+    if (codes < 0).any():  # (not expected: every value is one of the distinct values)
         return None
-    return codes.astype(np.int64, copy=False), s.gather(first)
+    return codes, values
 
 
 def positions(values: pl.Series, table: pl.Series) -> np.ndarray:

@@ -134,6 +134,15 @@ def split_unchanged(
     return reuse, fps.filter(pl.col(key).is_in(todo))
 
 
+def rows_of(frame: pl.DataFrame | None, key: str, todo: pl.DataFrame,
+            reuse: list) -> pl.DataFrame | None:  # fmt: skip
+    """The rows of `frame` whose `key` is one of the pages to make (`todo`): all of them,
+    without a copy, when no page is reused."""
+    if frame is None or not reuse:
+        return frame
+    return frame.filter(pl.col(key).is_in(todo[key].implode()))
+
+
 def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:
     """Every table the site shows, read once: {name: frame, or None when not published}."""
     lazy: dict[str, pl.LazyFrame] = {}

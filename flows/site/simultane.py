@@ -28,7 +28,14 @@ from flows.site.fmt import (
 )
 from flows.site.html import SECTION_CLOSE, section_open
 from flows.site.labels import month_name
-from flows.site.model import NO_PREVIOUS, Previous, Reuse, fingerprints, split_unchanged
+from flows.site.model import (
+    NO_PREVIOUS,
+    Previous,
+    Reuse,
+    fingerprints,
+    rows_of,
+    split_unchanged,
+)
 from flows.site.pages import Pages, PageSet
 from flows.site.svg import CHART_CLOSE, simultane_curves
 from flows.site.tables import (
@@ -188,8 +195,8 @@ def month_pages(monthly, tournaments, daily, w, lang, previous: Previous = NO_PR
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("month").is_in(todo["month"].implode())
-    monthly, tournaments = monthly.filter(keep), tournaments.filter(keep)
+    monthly = rows_of(monthly, "month", todo, reuse)
+    tournaments = rows_of(tournaments, "month", todo, reuse)
     names = names or {}
     cols = [
         Col(w["rank"], text(pl.col("rank_indice")), num=True),
@@ -258,8 +265,8 @@ def day_pages(daily, tournaments, w, lang, crumb, previous: Previous = NO_PREVIO
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("day").is_in(todo["day"].implode())
-    daily, tournaments = daily.filter(keep), tournaments.filter(keep)
+    daily = rows_of(daily, "day", todo, reuse)
+    tournaments = rows_of(tournaments, "day", todo, reuse)
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_href(MONTHS_DIR), th=True),
@@ -306,9 +313,9 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb, previous,
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("tournament_id").is_in(todo["tournament_id"].implode())
-    results, tournaments = results.filter(keep), tournaments.filter(keep)
-    deals = deals.filter(keep) if deals is not None else None
+    results = rows_of(results, "tournament_id", todo, reuse)
+    tournaments = rows_of(tournaments, "tournament_id", todo, reuse)
+    deals = rows_of(deals, "tournament_id", todo, reuse)
     ordered = results.sort("tournament_id", "rank", "player_id")
     row_cls = (
         pl.when(pl.col("is_bot")).then(pl.lit("bot"))
@@ -464,9 +471,9 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     yield from reuse
     if todo.is_empty():
         return
-    keep = pl.col("player_id").is_in(todo["player_id"].implode())
-    monthly, humans = monthly.filter(keep), humans.filter(keep)
-    blocks = blocks.filter(keep) if has_blocks else None
+    monthly, humans = rows_of(monthly, "player_id", todo, reuse), rows_of(humans, "player_id",
+                                                                          todo, reuse)
+    blocks = rows_of(blocks, "player_id", todo, reuse) if has_blocks else None
     block_cols = [
         Col(w["block_no"], text(pl.col("block_no")), num=True),
         Col(w["ended_at"], minute(pl.col("ended_at"), timezone)),
