@@ -1,12 +1,14 @@
 """Build the site: read the tables once, make every page, write only what changed, swap it in.
 
 - `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
-  or empty folder). Each page is rendered, hashed (sha256), and compared with the index of the
-  `previous` site (`_pages.json`: path -> hash): an unchanged page is hard-linked from the
-  previous site (copied if linking fails), a changed or new one is written. The pages of a
-  match or a tournament (most of a site) also carry a fingerprint of their rows: when it and
-  the build's context (code, language, settings, navigation) are those of the previous site,
-  the page is linked without being made at all.
+  or empty folder). The pages of each kind are made on whole columns (`pages.PageSet`: each
+  page a list of slices of a few buffers), the Simultané and the other competitions in two
+  threads; each page is hashed (sha256) and compared with the index of the `previous` site
+  (`_pages.json`: path -> hash) by two writer threads: an unchanged page is hard-linked from the
+  previous site (copied if linking fails), a changed or new one is written (one `writev`).
+  Every page but the index also carries a fingerprint of its rows: when it and the build's
+  context (code, language, settings, navigation) are those of the previous site, the page is
+  linked without being made at all.
 - `publish_site(read_table, out, …)` builds into a staging folder beside `out`, the previous
   site being `out` itself, then swaps the staging folder in with one atomic exchange of the two
   folders (Linux `renameat2(RENAME_EXCHANGE)`; two renames elsewhere): a reader sees the old

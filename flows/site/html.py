@@ -222,12 +222,6 @@ def section_open(h2: str | None = None, ident: str | None = None) -> str:
 SECTION_CLOSE = "\n</section>"
 
 
-def facts(items) -> str:
-    """A `<dl>` of facts (label, value, link or None)."""
-    return FACTS_OPEN + "".join(fact(label, value, link, "") for label, value, link in items) + (
-        FACTS_CLOSE)  # fmt: skip
-
-
 FACTS_OPEN = '<dl class="facts">'
 FACTS_CLOSE = "</dl>"
 

@@ -415,18 +415,6 @@ def take(joined: Joined, index: np.ndarray, per_row: int | np.ndarray = 1) -> Jo
     return join(pool, index, per_row)
 
 
-def concat(joined: Sequence[Joined]) -> Joined:
-    """Several `Joined` back to back (their rows one after the other)."""
-    joined = [j for j in joined if len(j.ends)]
-    if not joined:
-        return EMPTY
-    if len(joined) == 1:
-        return joined[0]
-    data = b"".join(bytes(j.view[: int(j.ends[-1])]) for j in joined)
-    offsets = np.cumsum([0] + [int(j.ends[-1]) for j in joined[:-1]])
-    return Joined(data, np.concatenate([j.ends + o for j, o in zip(joined, offsets, strict=True)]))
-
-
 # ---------------------------------------------------------------------------- groups
 def groups(frame: pl.DataFrame, keys: list[str], joined: Joined) -> pl.DataFrame:
     """keys…, `_s`, `_e`: the byte range of each group of rows of `frame` in `joined` (the

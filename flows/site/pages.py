@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
 from flows.site import markup
@@ -84,13 +83,6 @@ class Pages:
             self.add(pl.when(pl.lit(has)).then(pl.lit(after)).otherwise(pl.lit("")))
         return self
 
-    def span(self, joined: markup.Joined) -> Pages:
-        """A part made elsewhere: row `i` of `joined` is page `i`'s."""
-        self._flush()
-        self.parts.append(Span(joined.view, joined.starts().tolist(), joined.ends.tolist(),
-                               joined.data))  # fmt: skip
-        return self
-
     def _flush(self) -> None:
         items, self._pending = self._pending, []
         if not items:
@@ -122,13 +114,3 @@ class Pages:
         )  # fmt: skip
         return PageSet(self.frame["path"].to_list(), parts, fingerprints)
 
-
-def sizes(pages: PageSet) -> np.ndarray:
-    """The size in bytes of each page of a set."""
-    total = np.zeros(len(pages.paths), np.int64)
-    for part in pages.parts:
-        if isinstance(part, bytes):
-            total += len(part)
-        else:
-            total += np.asarray(part.end, np.int64) - np.asarray(part.start, np.int64)
-    return total
