@@ -5,6 +5,8 @@ then in one process (Prefect's temporary server started before any timing):
   1. nightly over the first `--days` days (ingest + score + publish)           T_nightly
   2. backfill of the same months (the scoring alone, from bronze)              T_scoring
   3. build_site into an empty folder (every page made and written)            T_site
+     then the same files written again from memory into a new folder beside: the cost of
+     the writing alone on this disk (2 threads, as the site writes)             T_write_floor
   4. publish_site again with nothing changed                                   T_site_same
   5. the last day is delivered, nightly again, then publish_site over the
      previous site (only the pages whose data changed are written)           T_site_day
@@ -26,6 +28,7 @@ import resource
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 
@@ -36,6 +39,7 @@ import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; bef
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.settings import Settings  # noqa: E402
 from flows.site import build_site, publish_site  # noqa: E402
+from flows.site.build import _write  # noqa: E402
 from flows.site.options import SiteOptions  # noqa: E402
 from flows.storage.warehouse import Warehouse  # noqa: E402
 from flows.synthetic.files import generate  # noqa: E402
@@ -58,6 +62,26 @@ def timed(fn, *args, label: str = "", **kwargs):
 
 def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def bytes_by_kind(folder: Path) -> dict[str, float]:
+    """MB of the site's pages by folder (simultane/joueurs, face-a-face/matches…)."""
+    sizes: dict[str, int] = {}
+    for p in folder.rglob("*.html"):
+        parts = p.relative_to(folder).parts
+        kind = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+        if len(parts) > 2 and parts[1][:4].isdigit():  # simultane/2026-11/…: the months
+            kind = f"{parts[0]}/<month>"
+        sizes[kind] = sizes.get(kind, 0) + p.stat().st_size
+    return {k: round(v / 1e6, 1) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])}
+
+
+def write_files(files: list[tuple[Path, bytes]], out: Path) -> None:
+    """Write `files` (path in the site, bytes) into `out` as the site writes its pages."""
+    for folder in sorted({(out / path).parent for path, _ in files}):
+        folder.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda item: _write(str(out / item[0]), [item[1]]), files, chunksize=48))
 
 
 def main() -> None:
@@ -105,6 +129,13 @@ def main() -> None:
     print("site: full build…", flush=True)
     t_site, full = timed(build_site, wh.scan, scratch, label="site")
     site_bytes = folder_bytes(scratch)
+    by_kind = bytes_by_kind(scratch)
+    files = [(p.relative_to(scratch), p.read_bytes()) for p in scratch.rglob("*") if p.is_file()]
+    print("site: the same files written again (the writing alone)…", flush=True)
+    floor = work / "write-floor"
+    t_floor, _ = timed(write_files, files, floor, label="write_floor")
+    del files
+    shutil.rmtree(floor)
     shutil.rmtree(scratch)
     publish_site(wh.scan, site)  # the live site of this state (untimed: same work as above)
     print("site: rebuild with nothing changed…", flush=True)
@@ -130,6 +161,12 @@ def main() -> None:
         "site_over_nightly": round(t_site / t_nightly, 3),
         "goal": "site <= 0.10 x scoring",
         "site_phases_s": full.phases,
+        "site_mb_by_folder": by_kind,
+        "files": full.pages + 3,
+        "t_write_floor_s": round(t_floor, 2),
+        "write_floor_over_scoring": round(t_floor / t_scoring, 3),
+        "write_floor_cpu_over_scoring_cpu": round(CPU["write_floor"] / CPU["scoring"], 3),
+        "site_cpu_over_scoring_cpu": round(CPU["site"] / CPU["scoring"], 3),
         "t_site_unchanged_s": round(t_same, 2),
         "unchanged_written": same.written,
         "unchanged_reused": same.reused,

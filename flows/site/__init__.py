@@ -5,10 +5,13 @@
     event_site(standings, board_results, events, out, lang="fr")   (`score FILE --format html`)
 
 `read_table(name)` returns a published table as a Polars LazyFrame or DataFrame (for a
-warehouse: `Warehouse(path).scan`). Modules: `model` (the tables read, a page), `simultane`,
-`face_a_face`, `bridge` (the pages of each competition), `tables` and `svg` (HTML tables and
-charts built on whole columns), `fmt` (values as shown), `labels` (French and English words),
-`paths` (where each page lives), `build` (render, write what changed, swap in).
+warehouse: `Warehouse(path).scan`). Modules: `model` (the tables read, fingerprints, a page
+made on its own), `simultane`, `face_a_face`, `bridge` (the pages of each competition),
+`markup` (rows put together on whole columns: each distinct value shown once, one join per
+column), `pages` (a kind of page as slices of those buffers), `tables` and `svg` (HTML tables
+and charts as row templates), `html` (the page's shell, the sections of pages made one by one),
+`fmt` (values as shown), `labels` (French and English words), `paths` (where each page
+lives), `build` (make, write what changed, swap in).
 """
 
 from flows.site.build import SiteReport, build_site, event_site, publish_site

@@ -44,7 +44,8 @@ def site_layout(w: dict, lang: str) -> Layout:
     )
 
 
-def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:
+def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS,
+          shell=None) -> Iterator[Page | Reuse]:
     """The months' lists of events and every event's pages; the pages of an event whose rows
     (standings, travellers, date) did not change since the previous site are linked, not made."""
     standings = t["bridge_standings"]
@@ -165,8 +166,10 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                              pl.col("board").cast(pl.String), pl.lit(".html"))  # fmt: skip
 
     # --- standings: one table per (event, section)
-    decimals = (pl.col("total") != pl.col("total").round(0)).any().over("event_id")
-    total = pl.when(decimals).then(num(pl.col("total"), 2, lang)).otherwise(
+    standings = standings.with_columns(  # (row templates are element-wise: the event's first)
+        _decimals=(pl.col("total") != pl.col("total").round(0)).any().over("event_id")
+    )
+    total = pl.when(pl.col("_decimals")).then(num(pl.col("total"), 2, lang)).otherwise(
         num(pl.col("total"), 0, lang))  # fmt: skip
     mp_event = _is_mp(pl.col("method"))
     has_vp = pl.col("vp").is_not_null().any().alias("_vp")

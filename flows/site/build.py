@@ -1,12 +1,14 @@
 """Build the site: read the tables once, make every page, write only what changed, swap it in.
 
 - `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
-  or empty folder). Each page is rendered, hashed (sha256), and compared with the index of the
-  `previous` site (`_pages.json`: path -> hash): an unchanged page is hard-linked from the
-  previous site (copied if linking fails), a changed or new one is written. The pages of a
-  match or a tournament (most of a site) also carry a fingerprint of their rows: when it and
-  the build's context (code, language, settings, navigation) are those of the previous site,
-  the page is linked without being made at all.
+  or empty folder). The pages of each kind are made on whole columns (`pages.PageSet`: each
+  page a list of slices of a few buffers), the Simultané and the other competitions in two
+  threads; each page is hashed (sha256) and compared with the index of the `previous` site
+  (`_pages.json`: path -> hash) by two writer threads: an unchanged page is hard-linked from the
+  previous site (copied if linking fails), a changed or new one is written (one `writev`).
+  Every page but the index also carries a fingerprint of its rows: when it and the build's
+  context (code, language, settings, navigation) are those of the previous site, the page is
+  linked without being made at all.
 - `publish_site(read_table, out, …)` builds into a staging folder beside `out`, the previous
   site being `out` itself, then swaps the staging folder in with one atomic exchange of the two
   folders (Linux `renameat2(RENAME_EXCHANGE)`; two renames elsewhere): a reader sees the old
@@ -20,14 +22,14 @@ import ctypes.util
 import hashlib
 import json
 import os
+import queue
 import shutil
+import threading
 import time
-from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jinja2
 import polars as pl
 
 from flows.errors import UserError
@@ -35,13 +37,13 @@ from flows.site import bridge, face_a_face, html, paths, simultane
 from flows.site.fmt import num, text
 from flows.site.labels import labels, month_name
 from flows.site.model import NO_PREVIOUS, Page, Previous, ReadTable, Reuse, read_tables, root_of
+from flows.site.pages import PageSet
 from flows.site.tables import Col, bodies, header
 from transforms.simultane.options import SimultaneOptions
 
 HERE = Path(__file__).resolve().parent
 PAGE_INDEX = "_pages.json"
 FORMAT = 2  # bump when the index file's layout changes
-IN_FLIGHT = 64  # rendered pages waiting to be hashed and written
 
 
 @dataclass
@@ -59,14 +61,6 @@ class SiteReport:
             f"site: {self.pages} pages in {self.out} ({self.written} written, "
             f"{self.reused} unchanged reused) in {self.seconds:.1f} s"
         )
-
-
-def environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader([HERE / "templates", HERE / "static"]),
-        autoescape=True,
-        trim_blocks=False,
-    )
 
 
 def build_site(
@@ -92,7 +86,8 @@ def build_site(
     chrome = Chrome(lang, words, site_nav(tables, words))
     context = build_context(chrome, timezone, window_results)
     before = load_previous(Path(previous) if previous else None, context)
-    pages = site_pages(tables, words, lang, timezone, window_results, before, phases)
+    shell = chrome.shell()
+    pages = site_pages(tables, words, lang, timezone, window_results, before, phases, shell)
     report = write_pages(pages, out, before, chrome, context, phases)
     report.seconds = time.perf_counter() - started
     report.phases = {k: round(v, 2) for k, v in phases.items()}
@@ -100,19 +95,63 @@ def build_site(
 
 
 def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
-               previous: Previous = NO_PREVIOUS, phases: dict | None = None):  # fmt: skip
-    """Every page (or `Reuse`), competition by competition; the seconds spent making each
-    competition's pages (data and sections, not the writing) add up in `phases`."""
+               previous: Previous = NO_PREVIOUS, phases: dict | None = None,
+               shell: html.Shell | None = None):  # fmt: skip
+    """Every page (`Page`, `PageSet` or `Reuse`), competition by competition: the Simultané
+    in one thread, the Face-à-Face then the bridge in another (the work is Polars and NumPy on
+    whole columns, which release the GIL), each page as soon as it is made. The seconds spent
+    making each competition's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
+    shell = shell or Chrome(lang, words, site_nav(tables, words)).shell()
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
-    yield from _timed(
-        "simultane",
-        simultane.pages(tables, words, lang, timezone, window_results, previous),
-        phases,
-    )
-    yield from _timed("face_a_face", face_a_face.pages(tables, words, lang, timezone, previous),
-                      phases)  # fmt: skip
-    yield from _timed("bridge", bridge.pages(tables, words, lang, previous), phases)
+    chains = [
+        [("simultane", lambda: simultane.pages(tables, words, lang, timezone, window_results,
+                                               previous, shell))],
+        [("face_a_face", lambda: face_a_face.pages(tables, words, lang, timezone, previous,
+                                                   shell)),
+         ("bridge", lambda: bridge.pages(tables, words, lang, previous, shell))],
+    ]  # fmt: skip
+    yield from concurrently(chains, phases)
+
+
+_END = object()
+
+
+def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
+    """The items of each chain's generators (made one after the other, under their label in
+    `phases`), each chain in a thread of its own, yielded as they come."""
+    made: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run(chain) -> None:
+        try:
+            for label, make in chain:
+                for item in _timed(label, make(), phases):
+                    made.put(item)
+        except BaseException as err:  # handed to the caller's thread
+            made.put(_Failed(err))
+        finally:
+            made.put(_END)
+
+    threads = [threading.Thread(target=run, args=(chain,), name=f"site-{i}", daemon=True)
+               for i, chain in enumerate(chains)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    running = len(threads)
+    while running:
+        item = made.get()
+        if item is _END:
+            running -= 1
+        elif isinstance(item, _Failed):
+            for thread in threads:
+                thread.join()
+            raise item.error
+        else:
+            yield item
+
+
+@dataclass
+class _Failed:
+    error: BaseException
 
 
 def _timed(label: str, items, phases: dict):
@@ -137,6 +176,9 @@ class Chrome:
     words: dict
     nav: list[tuple[str, str]]
 
+    def shell(self) -> html.Shell:
+        return html.Shell.of(self.lang, self.words, self.nav)
+
 
 def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
     """Links to the latest month of each competition that has data."""
@@ -155,6 +197,10 @@ def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
     return nav
 
 
+ASSETS = (paths.CSS, paths.JS)  # files of the site beside its pages
+BATCH = 48  # pages a writer thread takes at once
+
+
 def write_pages(
     pages,
     out: Path,
@@ -163,90 +209,112 @@ def write_pages(
     context: str = "",
     phases: dict | None = None,
 ) -> SiteReport:
-    """Render and write `pages` (and the stylesheet) into `out`, reusing unchanged files of
-    the `previous` site (a `Reuse` is linked without being made); writes the index last.
+    """Write `pages` (`Page`, `PageSet`, `Reuse`) and the stylesheet and script into `out`,
+    reusing unchanged files of the `previous` site (a `Reuse` is linked without being made,
+    a page whose bytes are those of the previous site's page is linked too); writes the index
+    of the pages last.
 
-    Hashing and writing run on two threads (both release the GIL) while this one makes the next
-    pages; at most `IN_FLIGHT` rendered pages wait for them (bounded memory). `phases` gets the
-    seconds spent rendering (sections and shell) and waiting for the writers."""
+    Two threads hash (sha256) and write the pages (both release the GIL: `writev` of a page's
+    slices, no copy) while this one makes the next ones. `phases` gets the seconds spent here
+    making pages one by one and handing them over (render) and waiting for the writers at the
+    end (write_wait)."""
     phases = {} if phases is None else phases
-    render = wait = 0.0
-    shell = html.Shell(environment().get_template("base.html.j2"), chrome.lang, chrome.words,
-                       chrome.nav)  # fmt: skip
+    render = 0.0
+    shell = chrome.shell()
     old = previous.pages
     report = SiteReport(out)
     index: dict[str, str] = {}
     fingerprints: dict[str, str] = {}
     made_dirs: set[str] = set()
-    pending: deque[Future] = deque()
+    pending: list[Future] = []
     prefix = f"{out}/"  # paths as text: a site has tens of thousands of pages
+    seen: set[str] = set()
 
     def folder_for(path: str) -> str:
         target = prefix + path
-        folder = os.path.dirname(target)
+        folder = target.rpartition("/")[0]
         if folder not in made_dirs:
             os.makedirs(folder, exist_ok=True)
             made_dirs.add(folder)
         return target
 
-    def store(path: str, target: str, content: bytes) -> tuple[str, str, bool]:
-        digest = hashlib.sha256(content).hexdigest()
-        if old.get(path) == digest and _reuse(previous.file(path), target):
-            return path, digest, False
-        with open(target, "wb") as handle:
-            handle.write(content)
-        return path, digest, True
+    def store(batch: list[tuple[str, str, list]]) -> list[tuple[str, str, bool]]:
+        done = []
+        for path, target, slices in batch:
+            digest = hashlib.sha256()
+            for part in slices:
+                digest.update(part)
+            hexdigest = digest.hexdigest()
+            if old.get(path) == hexdigest and _reuse(previous.file(path), target):
+                done.append((path, hexdigest, False))
+                continue
+            _write(target, slices)
+            done.append((path, hexdigest, True))
+        return done
 
-    def settle(future: Future) -> None:
-        path, digest, written = future.result()
-        index[path] = digest
-        if written:
-            report.written += 1
-            report.written_paths.append(path)
-        else:
-            report.reused += 1
+    def link(batch: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
+        done = []
+        for path, target in batch:
+            if not _reuse(previous.file(path), target):
+                raise FileNotFoundError(f"{previous.file(path)} vanished")
+            done.append((path, old[path], False))
+        return done
+
+    def claim(path: str, fingerprint: str | None) -> None:
+        if path in seen:
+            raise AssertionError(f"two pages at {path}")
+        seen.add(path)
+        if fingerprint is not None:
+            fingerprints[path] = fingerprint
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-write") as pool:
+        batch: list = []
+        links: list = []
 
-        def emit(path: str, content: bytes) -> None:
-            pending.append(pool.submit(store, path, folder_for(path), content))
-            nonlocal wait
-            start = time.perf_counter()
-            while len(pending) > IN_FLIGHT:
-                settle(pending.popleft())
-            wait += time.perf_counter() - start
+        def hand_over(force: bool = False) -> None:
+            nonlocal batch, links
+            if batch and (force or len(batch) >= BATCH):
+                pending.append(pool.submit(store, batch))
+                batch = []
+            if links and (force or len(links) >= 4 * BATCH):
+                pending.append(pool.submit(link, links))
+                links = []
 
-        seen: set[str] = set()
-        emit(paths.CSS, (HERE / "static" / "site.css").read_bytes())
+        for asset in ASSETS:
+            batch.append((asset, folder_for(asset), [(HERE / "static" / asset).read_bytes()]))
         for page in pages:
-            if page.path in seen:
-                raise AssertionError(f"two pages at {page.path}")
-            seen.add(page.path)
-            if page.fingerprint is not None:
-                fingerprints[page.path] = page.fingerprint
-            if isinstance(page, Reuse):
-                if not _reuse(previous.file(page.path), folder_for(page.path)):
-                    raise FileNotFoundError(f"{previous.file(page.path)} vanished")
-                index[page.path] = old[page.path]
-                report.reused += 1
-                continue
             start = time.perf_counter()
-            root = root_of(page.path)
-            if page.markup is not None:  # put together on columns
-                made = shell.page_bytes(page.title, page.crumbs, root, page.script, page.markup)
+            if isinstance(page, Reuse):
+                claim(page.path, page.fingerprint)
+                links.append((page.path, folder_for(page.path)))
+            elif isinstance(page, PageSet):
+                for i, path in enumerate(page.paths):
+                    claim(path, page.fingerprints[i])
+                    batch.append((path, folder_for(path), page.slices(i)))
+                    hand_over()
             else:
+                claim(page.path, page.fingerprint)
+                root = root_of(page.path)
                 script = any(s.get("sortable") or s.get("filter") for s in page.sections)
                 content = html.sections(page.sections, root, chrome.words)
                 made = shell.page(page.title, page.crumbs, root, script, content).encode()
+                batch.append((page.path, folder_for(page.path), [made]))
+            hand_over()
             render += time.perf_counter() - start
-            emit(page.path, made)
+        hand_over(force=True)
         start = time.perf_counter()
-        while pending:
-            settle(pending.popleft())
-        wait += time.perf_counter() - start
+        for future in pending:
+            for path, digest, written in future.result():
+                index[path] = digest
+                if written:
+                    report.written += 1
+                    report.written_paths.append(path)
+                else:
+                    report.reused += 1
+        wait = time.perf_counter() - start
     phases["render"] = render
     phases["write_wait"] = wait
-    report.pages = len(index) - 1
+    report.pages = len(index) - len(ASSETS)
     report.written_paths.sort()
     tmp = out / (PAGE_INDEX + ".tmp")
     tmp.write_text(
@@ -258,6 +326,21 @@ def write_pages(
     )
     os.replace(tmp, out / PAGE_INDEX)
     return report
+
+
+def _write(target: str, slices: list) -> None:
+    """Write the slices one after the other into a new file `target` (one `writev`; the
+    rest of a short write after it)."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        total = sum(len(s) for s in slices)
+        done = os.writev(fd, slices) if slices else 0
+        if done < total:
+            rest = memoryview(b"".join(bytes(s) for s in slices))[done:]
+            while rest:
+                rest = rest[os.write(fd, rest) :]
+    finally:
+        os.close(fd)
 
 
 def _reuse(source: str, target: str) -> bool:

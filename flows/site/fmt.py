@@ -11,14 +11,26 @@ from decimal import ROUND_HALF_UP, Decimal
 import polars as pl
 
 from flows.site.labels import DECIMAL
+from flows.site.markup import Keyed
 
 MISSING = "–"
 
 
 def num(expr: pl.Expr, decimals: int, lang: str) -> pl.Expr:
     """`expr` rounded half away from zero to `decimals`, as text ("97,5" in French)."""
+    return num_scaled(scaled(expr, decimals), decimals, lang)
+
+
+def scaled(expr: pl.Expr, decimals: int) -> pl.Expr:
+    """`expr` × 10^`decimals` rounded half away from zero, as an integer (null: missing or
+    not a number) — what `num` shows."""
+    value = expr.cast(pl.Float64).fill_nan(None) * 10**decimals
+    return value.round(0, mode="half_away_from_zero").cast(pl.Int64, strict=False)
+
+
+def num_scaled(scaled: pl.Expr, decimals: int, lang: str) -> pl.Expr:
+    """`num` of a value already `scaled`."""
     scale = 10**decimals
-    scaled = (expr.cast(pl.Float64) * scale).round(0, mode="half_away_from_zero").cast(pl.Int64)
     magnitude = scaled.abs()
     sign = pl.when(scaled < 0).then(pl.lit("-")).otherwise(pl.lit(""))
     if decimals == 0:
@@ -30,8 +42,29 @@ def num(expr: pl.Expr, decimals: int, lang: str) -> pl.Expr:
             pl.lit(DECIMAL[lang]),
             (magnitude % scale).cast(pl.String).str.zfill(decimals),
         )
-    missing = expr.is_null() | expr.cast(pl.Float64).is_nan()
-    return pl.when(missing).then(pl.lit(MISSING)).otherwise(text)
+    return pl.when(scaled.is_null()).then(pl.lit(MISSING)).otherwise(text)
+
+
+def number(expr: pl.Expr, decimals: int, lang: str) -> Keyed:
+    """`num` as a part of a row's markup (`markup.Keyed`): shown once per distinct rounded
+    value, not once per row."""
+    return Keyed.of(lambda k: num_scaled(k, decimals, lang), scaled(expr, decimals))
+
+
+def minute(expr: pl.Expr, timezone: str, pattern: str = "%Y-%m-%d %H:%M") -> Keyed:
+    """`local_time` (to the minute, or the local day with a pattern of days) as a part of a
+    row's markup, shown once per distinct minute or day."""
+    if "%H" in pattern or "%M" in pattern:
+        return Keyed.of(
+            lambda k: local_time((k * 60_000_000).cast(pl.Datetime("us", "UTC")), timezone,
+                                 pattern),  # fmt: skip
+            expr.dt.epoch("s").floordiv(60),
+        )
+    local_day = expr.dt.convert_time_zone(timezone).dt.date().cast(pl.Int32)
+    return Keyed.of(
+        lambda k: k.cast(pl.Int32).cast(pl.Date).dt.strftime(pattern).fill_null(MISSING),
+        local_day,
+    )
 
 
 def text(expr: pl.Expr) -> pl.Expr:
@@ -60,14 +93,10 @@ def mapped(expr: pl.Expr, mapping: dict) -> pl.Expr:
 
 
 def escape(expr: pl.Expr) -> pl.Expr:
-    """Text made safe inside HTML/SVG markup built from columns (ids come from raw logs)."""
-    return (
-        expr.cast(pl.String)
-        .str.replace_all("&", "&amp;", literal=True)
-        .str.replace_all("<", "&lt;", literal=True)
-        .str.replace_all(">", "&gt;", literal=True)
-        .str.replace_all('"', "&quot;", literal=True)
-        .str.replace_all("'", "&#39;", literal=True)
+    """Text made safe inside HTML/SVG markup built from columns (ids come from raw logs); the
+    same entities as the Jinja2 templates' (markupsafe) escaping."""
+    return expr.cast(pl.String).str.replace_many(
+        ["&", "<", ">", '"', "'"], ["&amp;", "&lt;", "&gt;", "&#34;", "&#39;"]
     )
 
 

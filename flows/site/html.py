@@ -1,34 +1,58 @@
-"""The sections of a page as HTML: facts, lists of links, tables, charts, text.
+"""The page around the content (`Shell`), and the sections of the few pages made one by one.
 
-The page around them (head, navigation, breadcrumbs, the script) is the Jinja2 template
-`templates/base.html.j2`, rendered once per kind of page with markers where the title and the
-content go (`Shell`); each page is then the shell with its own title and sections put in.
-A site has tens of thousands of pages (a Face-à-Face month of 22,000 matches has a page per
-match): a template render per page and per section cost more than the whole data work, these
-small functions cost a few microseconds. Every text from the data is escaped here or, for
-table rows built on whole columns, in `tables.py`.
+The shell (head, navigation, breadcrumbs, title) is the Jinja2 template
+`templates/base.html.j2`, rendered once per kind of page with markers where the title, the
+breadcrumbs and the content go. Pages put together on columns (`pages.Pages`) take its text
+around those markers and fill them on whole columns (`Shell.head`); a page made one by one
+(`model.Page`: the index, the bridge events' lists) is the shell with its sections
+(`sections`: dicts by `kind`) put in (`Shell.page`). Both give the same markup: the table's
+frame (`table_open`) and the breadcrumbs come from here.
 
-The pages there are most of (players, days of matches) are put together on columns instead
-(`Page.markup`, UTF-8): their sections' fixed text is cut from these functions (`around`), so
-both ways give the same markup, and `Shell.page_bytes` puts them in the page.
+The markup is compact — the site is mostly table rows, and each byte of them is written and
+read thousands of times — but semantic: tables have a caption, `<th scope>` headers and
+`aria-sort` on the sorted column; rows omit the end tags HTML makes optional (`</td>`, `</th>`,
+`</tr>`), constant attribute values are unquoted, numbers are right-aligned by the stylesheet
+(a table's class `l<i>` left-aligns its text column `i`), the script and the stylesheet are
+files of the site.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 import jinja2
+import polars as pl
 from markupsafe import Markup, escape
+
+from flows.site.fmt import escape as escape_expr
 
 TITLE = "\x00title\x00"
 HEAD_TITLE = "\x00head-title\x00"
+CRUMBS = "\x00crumbs\x00"
 CONTENT = "\x00content\x00"
-MARKER = re.compile(f"({TITLE}|{HEAD_TITLE}|{CONTENT})")
+MARKER = re.compile(f"({TITLE}|{HEAD_TITLE}|{CRUMBS}|{CONTENT})")
+
+
+HERE = Path(__file__).resolve().parent
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([HERE / "templates", HERE / "static"]),
+        autoescape=True,
+        trim_blocks=False,
+    )
 
 
 class Shell:
-    """The page template rendered once per (root, breadcrumbs, navigation, script)."""
+    """The page template, rendered once per (root, script); titles and breadcrumbs go in its
+    markers."""
+
+    @staticmethod
+    def of(lang: str, words: dict, nav: list | tuple = ()) -> Shell:
+        return Shell(environment().get_template("base.html.j2"), lang, words, list(nav))
 
     def __init__(self, template: jinja2.Template, lang: str, words: dict, nav: list):
         self.template = template
@@ -36,51 +60,61 @@ class Shell:
         self.words = words
         self.nav = tuple(nav)
         self._parts: dict[tuple, list[str]] = {}
-        self._bytes: dict[tuple, list] = {}
+
+    def parts(self, root: str, script: bool) -> list[str]:
+        """The template's text and its markers, in order (split on the markers)."""
+        key = (root, script)
+        if key not in self._parts:
+            self._parts[key] = MARKER.split(self._render(root, script))
+        return self._parts[key]
 
     def page(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
              content: str) -> str:  # fmt: skip
-        key = (root, tuple(crumbs), script)
-        parts = self._parts.get(key)
-        if parts is None:
-            parts = self._parts[key] = MARKER.split(self._render(crumbs, root, script))
+        """One page made one by one."""
         site = self.words["site"]
         values = {
             TITLE: str(escape(title)),
             HEAD_TITLE: str(escape(title if title == site else f"{title} · {site}")),
+            CRUMBS: crumbs_html(crumbs, root, self.words["home"], str(escape(title))),
             CONTENT: content,
         }
-        return "".join(values.get(part, part) for part in parts)
+        return "".join(values.get(part, part) for part in self.parts(root, script))
 
-    def page_bytes(self, title: str, crumbs: list[tuple[str, str]], root: str, script: bool,
-                   content: bytes) -> bytes:  # fmt: skip
-        """`page` of content already in UTF-8 (sections put together on columns): the shell's
-        text is encoded once per kind of page, not with each page."""
-        key = (root, tuple(crumbs), script)
-        parts = self._bytes.get(key)
-        if parts is None:
-            parts = self._bytes[key] = [
-                part if MARKER.fullmatch(part) else part.encode()
-                for part in MARKER.split(self._render(crumbs, root, script))
-            ]
+    def head(self, root: str, script: bool, title: pl.Expr, crumbs: list[tuple]) -> list:
+        """The markup before a page's content as template items (`markup`): `title` a
+        column of the pages (text, escaped here), `crumbs` (label, site path) each a text or
+        a column."""
         site = self.words["site"]
+        shown = escape_expr(title)
+        head_title = pl.when(title == site).then(shown).otherwise(
+            pl.concat_str(shown, pl.lit(f" · {escape(site)}"))
+        )
         values = {
-            TITLE: str(escape(title)).encode(),
-            HEAD_TITLE: str(escape(title if title == site else f"{title} · {site}")).encode(),
-            CONTENT: content,
+            TITLE: shown,
+            HEAD_TITLE: head_title,
+            CRUMBS: crumbs_items(crumbs, root, self.words["home"], shown),
         }
-        return b"".join(values.get(part, part) for part in parts)
+        items: list = []
+        for part in self.parts(root, script):
+            if part == CONTENT:
+                break
+            value = values.get(part, part)
+            items += value if isinstance(value, list) else [value]
+        return items
 
-    def _render(self, crumbs, root: str, script: bool) -> str:
-        home = self.words["home"]
+    def tail(self, root: str, script: bool) -> str:
+        parts = self.parts(root, script)
+        return "".join(parts[parts.index(CONTENT) + 1 :])
+
+    def _render(self, root: str, script: bool) -> str:
         return self.template.render(
             lang=self.lang,
             w=self.words,
             r=root,
             head_title=Markup(HEAD_TITLE),
             title=Markup(TITLE),
-            nav=Markup(_nav(self.nav, root, home)),
-            crumbs=Markup(_crumbs(crumbs, root, home)),
+            nav=Markup(_nav(self.nav, root, self.words["home"])),
+            crumbs=Markup(CRUMBS),
             content=Markup(CONTENT),
             script=script,
         )
@@ -95,55 +129,116 @@ def _link(text, link: str | None, root: str) -> str:
 def _nav(nav, root: str, label: str) -> str:
     if not nav:
         return ""
-    items = "".join(f"<li>{_link(text, link, root)}</li>" for text, link in nav)
+    items = "".join(f"<li>{_link(text, link, root)}" for text, link in nav)
     return f'<nav aria-label="{escape(label)}"><ul>{items}</ul></nav>'
 
 
-def _crumbs(crumbs, root: str, label: str) -> str:
+def _crumbs_open(label: str) -> str:
+    return f'<nav class="crumbs" aria-label="{escape(label)}"><ol>'
+
+
+CRUMBS_CLOSE = "</ol></nav>"
+
+
+def crumbs_html(crumbs, root: str, label: str, title: str) -> str:
     if not crumbs:
         return ""
-    items = "".join(f"<li>{_link(text, link, root)}</li>" for text, link in crumbs)
+    items = "".join(f"<li>{_link(text, link, root)}" for text, link in crumbs)
+    return f'{_crumbs_open(label)}{items}<li aria-current="page">{title}{CRUMBS_CLOSE}'
+
+
+def crumbs_items(crumbs, root: str, label: str, title: pl.Expr) -> list:
+    """`crumbs_html` as template items: labels and links may be columns."""
+    if not crumbs:
+        return []
+    items: list = [_crumbs_open(label)]
+    for text, link in crumbs:
+        if isinstance(text, str) and isinstance(link, str):
+            items.append(f"<li>{_link(text, link, root)}")
+            continue
+        shown = escape_expr(text) if isinstance(text, pl.Expr) else str(escape(text))
+        target = (
+            pl.concat_str(pl.lit(str(escape(root))), escape_expr(link))
+            if isinstance(link, pl.Expr) else str(escape(root + link))
+        )  # fmt: skip
+        items += ['<li><a href="', target, '">', shown, "</a>"]
+    items += ['<li aria-current="page">', title, CRUMBS_CLOSE]
+    return items
+
+
+# ------------------------------------------------------------------------------ tables
+def table_classes(columns: tuple[tuple[str, bool], ...], sortable: bool, cls: str | None) -> str:
+    """`data`, `sortable`, `l<i>` for each text column `i` (left-aligned; numbers are
+    right-aligned by default), and any other class."""
+    names = ["data"] + (["sortable"] if sortable else []) + (cls.split() if cls else [])
+    names += [f"l{i}" for i, (_, numeric) in enumerate(columns, 1) if not numeric]
+    return " ".join(names)
+
+
+@functools.lru_cache(maxsize=1024)
+def thead(columns: tuple[tuple[str, bool], ...], sorted_by: int | None) -> str:
+    """The header row (one per distinct list of columns: shared by many pages)."""
+    cells = []
+    for i, (label, _) in enumerate(columns):
+        sort = ' aria-sort="ascending"' if i == sorted_by else ""
+        cells.append(f"<th scope=col{sort}>{escape(label)}")
+    return "<thead><tr>" + "".join(cells) + "</thead>"
+
+
+def table_open(caption: str, columns: tuple[tuple[str, bool], ...], *, sortable: bool = True,
+               sorted_by: int | None = None, table_id: str | None = None,
+               cls: str | None = None) -> str:  # fmt: skip
+    """A table in its scrolling region up to its rows (`TABLE_CLOSE` after them): the region
+    (reachable by the keyboard, named by the caption), the caption, the header row."""
+    caption = escape(caption)
+    ident = f' id="{escape(table_id)}"' if table_id else ""
+    classes = table_classes(columns, sortable, cls)
     return (
-        f'<nav class="crumbs" aria-label="{escape(label)}"><ol>{items}'
-        f'<li aria-current="page">{TITLE}</li></ol></nav>'
+        f'<div class="scroll" role="region" tabindex="0" aria-label="{caption}">\n'
+        f'<table class="{classes}"{ident}>\n<caption>{caption}</caption>\n'
+        f"{thead(columns, sorted_by if sortable else None)}\n<tbody>"
     )
 
 
+TABLE_CLOSE = "\n</tbody>\n</table>\n</div>"
+
+
+# ------------------------------------------------------------------------------ sections
 def sections(items: list[dict], root: str, words: dict) -> str:
     return "\n".join(section(s, root, words) for s in items)
 
 
 def section(s: dict, root: str, words: dict) -> str:
-    ident = f' id="{escape(s["id"])}"' if s.get("id") else ""
-    heading = f"<h2>{escape(s['h2'])}</h2>\n" if s.get("h2") else ""
-    body = RENDER[s["kind"]](s, root, words)
-    return f"<section{ident}>\n{heading}{body}\n</section>"
+    return section_open(s.get("h2"), s.get("id")) + RENDER[s["kind"]](s, root, words) + (
+        SECTION_CLOSE)  # fmt: skip
 
 
-HOLE = "\x00hole\x00"
+def section_open(h2: str | None = None, ident: str | None = None) -> str:
+    ident = f' id="{escape(ident)}"' if ident else ""
+    heading = f"<h2>{escape(h2)}</h2>\n" if h2 else ""
+    return f"<section{ident}>\n{heading}"
 
 
-def around(s: dict, key: str, root: str, words: dict) -> tuple[str, str]:
-    """The markup of section `s` before and after its `key` (a table's body, a chart's svg),
-    to put the markup of many pages' sections together on columns with the same text as
-    `section` gives one page."""
-    before, after = section({**s, key: HOLE}, root, words).split(HOLE)
-    return before, after
+SECTION_CLOSE = "\n</section>"
+
+
+FACTS_OPEN = '<dl class="facts">'
+FACTS_CLOSE = "</dl>"
+
+
+def fact(label: str, value, link: str | None, root: str) -> str:
+    return f"<div><dt>{escape(label)}<dd>{_link(value, link, root)}</div>"
 
 
 def _facts(s: dict, root: str, words: dict) -> str:
-    items = "".join(
-        f"<div><dt>{escape(label)}</dt><dd>{_link(value, link, root)}</dd></div>"
-        for label, value, link in s["items"]
-    )
-    return f'<dl class="facts">{items}</dl>'
+    items = "".join(fact(label, value, link, root) for label, value, link in s["items"])
+    return f"{FACTS_OPEN}{items}{FACTS_CLOSE}"
 
 
 def _links(s: dict, root: str, words: dict) -> str:
     items = "".join(
         f"<li>{_link(label, link, root)}"
         + (f' <span class="note">{escape(note)}</span>' if note else "")
-        + "</li>"
         for label, link, note in s["items"]
     )
     return f'<ul class="links">{items}</ul>'
@@ -154,9 +249,10 @@ def _text(s: dict, root: str, words: dict) -> str:
     return f"<p{cls}>{escape(s['text'])}</p>"
 
 
-def _chart(s: dict, root: str, words: dict) -> str:
+def legend(items: list[tuple[str, str, str]]) -> str:
+    """The legend of a chart: (colour, label, "dot" or "line")."""
     keys = []
-    for colour, label, shape in s["legend"]:
+    for colour, label, shape in items:
         mark = (
             f'<line x1="0" y1="8" x2="16" y2="8" stroke="{colour}" stroke-width="3"/>'
             if shape == "line"
@@ -164,63 +260,46 @@ def _chart(s: dict, root: str, words: dict) -> str:
         )
         keys.append(
             f'<li><svg class="key" viewBox="0 0 16 16" aria-hidden="true">{mark}</svg>'
-            f"{escape(label)}</li>"
+            f"{escape(label)}"
         )
-    return (
-        f'<figure class="chart">\n{s["svg"]}\n<figcaption><ul class="legend">{"".join(keys)}'
-        "</ul></figcaption>\n</figure>"
-    )
+    return f'<figcaption><ul class="legend">{"".join(keys)}</ul></figcaption>'
 
 
 def _table(s: dict, root: str, words: dict) -> str:
     parts = []
     f = s.get("filter")
     if f:
-        parts.append(
-            f'<form class="filter" role="search" hidden>'
-            f'<label for="{f["id"]}">{escape(f["label"])}</label> '
-            f'<input id="{f["id"]}" type="search" autocomplete="off" '
-            f'placeholder="{escape(f["hint"])}" data-table="{s["table_id"]}" '
-            f'data-columns="{f["columns"]}"> '
-            f'<output for="{f["id"]}" aria-live="polite"></output> '
-            f'<span class="note">{escape(f["shown"])}</span></form>'
-        )
+        parts.append(filter_form(f, s["table_id"]))
     if s.get("hint"):
         parts.append(f'<p class="note">{escape(s["hint"])}</p>')
     parts.append(table(s))
     return "\n".join(parts)
 
 
-def table(s: dict) -> str:
-    """A table in its scrolling region: caption, header row, the rows built on columns."""
-    cls = "data" + (" sortable" if s.get("sortable") else "") + (f" {s['cls']}" if s.get("cls")
-                                                                 else "")  # fmt: skip
-    ident = f' id="{s["table_id"]}"' if s.get("table_id") else ""
-    caption = escape(s["caption"])
-    head = thead(
-        tuple((c["label"], c["num"]) for c in s["cols"]),
-        s.get("sorted") if s.get("sortable") else None,
-    )
+def filter_form(f: dict, table_id: str) -> str:
+    """The form that filters a table's rows by a text (shown by the script only)."""
     return (
-        f'<div class="scroll" role="region" tabindex="0" aria-label="{caption}">\n'
-        f'<table class="{cls}"{ident}>\n<caption>{caption}</caption>\n'
-        f"<thead>{head}</thead>\n<tbody>\n{s['body']}\n</tbody>\n</table>\n</div>"
+        f'<form class="filter" role="search" hidden>'
+        f'<label for="{f["id"]}">{escape(f["label"])}</label> '
+        f'<input id="{f["id"]}" type="search" autocomplete="off" '
+        f'placeholder="{escape(f["hint"])}" data-table="{table_id}" '
+        f'data-columns="{f["columns"]}"> '
+        f'<output for="{f["id"]}" aria-live="polite"></output> '
+        f'<span class="note">{escape(f["shown"])}</span></form>'
     )
 
 
-@functools.lru_cache(maxsize=512)
-def thead(columns: tuple[tuple[str, bool], ...], sorted_by: int | None) -> str:
-    """The header row (one per distinct list of columns: shared by many pages)."""
-    cells = []
-    for i, (label, numeric) in enumerate(columns):
-        cls = ' class="num"' if numeric else ""
-        sort = ' aria-sort="ascending"' if i == sorted_by else ""
-        cells.append(f'<th scope="col"{cls}{sort}>{escape(label)}</th>')
-    return "<tr>" + "".join(cells) + "</tr>"
+def table(s: dict) -> str:
+    """A table of a section (its rows already made, `body`)."""
+    columns = tuple((c["label"], c["num"]) for c in s["cols"])
+    return table_open(
+        s["caption"], columns, sortable=bool(s.get("sortable")), sorted_by=s.get("sorted"),
+        table_id=s.get("table_id"), cls=s.get("cls"),
+    ) + s["body"] + TABLE_CLOSE  # fmt: skip
 
 
 def _latest(s: dict, root: str, words: dict) -> str:
-    months = "".join(f"<li>{_link(label, link, root)}</li>" for label, link, _ in s["months"])
+    months = "".join(f"<li>{_link(label, link, root)}" for label, link, _ in s["months"])
     return (
         f'<p class="latest">{_link(s["link"][0], s["link"][1], root)}</p>\n'
         + table(s)
@@ -232,7 +311,6 @@ RENDER = {
     "facts": _facts,
     "links": _links,
     "text": _text,
-    "chart": _chart,
     "table": _table,
     "latest": _latest,
 }

@@ -27,14 +27,14 @@ COLUMNS = {
                                      "is_bot", "points", "top", "mp_pct", "deals_played",
                                      "rank", "is_winner", "completed"],
     "simultane_deal_results": ["tournament_id", "deal_no", "player_id", "status", "pct",
-                               "points", "top", "is_top", "is_bulle", "scored"],
+                               "is_top", "is_bulle"],
     "simultane_blocks": ["player_id", "block_no", "ended_at", "month", "pct_cumul",
                          "pct_actuel", "k", "representative", "in_window"],
     "ff_monthly_ranking": ["month", "rank", "player_id", "points", "elo", "matches",
                            "attaque_counted", "classique_counted"],
-    "ff_matches": ["match_id", "month", "match_type", "player_a", "player_b", "ranked",
-                   "status", "forfeit_by", "mp_a", "mp_b", "outcome_a", "counts_for_ranking",
-                   "created_at", "started_at", "ended_at", "elo_a_before", "elo_a_after",
+    "ff_matches": ["match_id", "month", "match_type", "player_a", "player_b", "status",
+                   "forfeit_by", "mp_a", "mp_b", "outcome_a", "counts_for_ranking",
+                   "created_at", "started_at", "elo_a_before", "elo_a_after",
                    "elo_b_before", "elo_b_after", "value_a", "value_b"],
     "ff_deal_results": ["match_id", "deal_no", "role_a", "role_b", "d_a", "d_b",
                         "unfinished_a", "unfinished_b", "mp_a", "mp_b"],
@@ -50,19 +50,16 @@ COLUMNS = {
 
 @dataclass
 class Page:
-    """One HTML page: where it goes, its title, breadcrumbs (label, path) and its sections
-    (dicts that `html.sections` puts together by `kind`). `fingerprint`: of the rows the page
-    shows, for the kinds of pages that can be reused without being made again. `markup`: the
-    page's sections already put together on columns (UTF-8, escaped there), in place of
-    `sections`; `script`: whether such a page has a table to sort or filter."""
+    """One HTML page made on its own (the index, bridge events): where it goes, its title,
+    breadcrumbs (label, path) and its sections (dicts that `html.sections` puts together by
+    `kind`). `fingerprint`: of the rows the page shows, for the kinds of pages that can be
+    reused without being made again. (Most pages are made on columns: `pages.PageSet`.)"""
 
     path: str
     title: str
     sections: list[dict] = field(default_factory=list)
     crumbs: list[tuple[str, str]] = field(default_factory=list)
     fingerprint: str | None = None
-    markup: bytes | None = None
-    script: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,11 +99,13 @@ NO_PREVIOUS = Previous(None, {}, {})
 def fingerprints(key: str, *frames: pl.DataFrame) -> pl.DataFrame:
     """key, fingerprint: for each value of `key`, a digest of all the rows of every frame that
     have it (any row order: the wrapping sum of the rows' hashes). Polars' hash is stable
-    within one Polars version, which is part of the context the fingerprints are compared in."""
+    within one Polars version, which is part of the context the fingerprints are compared in.
+    The site reads only the columns it shows (`COLUMNS`): a change the pages do not show does
+    not make them again."""
     parts = []
     for i, frame in enumerate(frames):
         parts.append(
-            frame.select(pl.col(key), pl.struct(pl.all()).hash(seed=i).alias("_h"))
+            pl.DataFrame({key: frame[key], "_h": frame.hash_rows(seed=i)})
             .group_by(key)
             .agg(pl.col("_h").sum().alias(f"_h{i}"))
         )
@@ -133,6 +132,15 @@ def split_unchanged(
         else:
             todo.append(value)
     return reuse, fps.filter(pl.col(key).is_in(todo))
+
+
+def rows_of(frame: pl.DataFrame | None, key: str, todo: pl.DataFrame,
+            reuse: list) -> pl.DataFrame | None:  # fmt: skip
+    """The rows of `frame` whose `key` is one of the pages to make (`todo`): all of them,
+    without a copy, when no page is reused."""
+    if frame is None or not reuse:
+        return frame
+    return frame.filter(pl.col(key).is_in(todo[key].implode()))
 
 
 def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:

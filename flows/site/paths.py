@@ -13,6 +13,7 @@ build). `slug_expr` is the same rule on a whole column.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 
 import numpy as np
@@ -68,6 +69,17 @@ def section_slug_expr(column: str) -> pl.Expr:
 
 INDEX = "index.html"
 CSS = "site.css"
+JS = "site.js"
+
+
+def rel(folder: str, to: str) -> str:
+    """The relative way from a page of `folder` (site-relative, "" or ending with "/") to the
+    site path `to` (a folder ending with "/", or a file): links are written relative to the
+    page, the shortest way ("../joueurs/" from a tournament to a player)."""
+    if not folder:
+        return to
+    way = posixpath.relpath(to, folder)
+    return way + "/" if to.endswith("/") and not way.endswith("/") else way
 
 
 def sim_month(month: str) -> str:

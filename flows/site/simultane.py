@@ -1,41 +1,83 @@
 """Pages of the Simultané individuel: monthly ranking, daily standings, each tournament
 (standings, winners, the deal-by-deal grid with top and bulle), each player (the Performance
-Simultané curve, % actuel, the 20-deal results, the months, the tournaments)."""
+Simultané curve, % actuel, the 20-deal results, the months, the tournaments).
+
+Each kind of page is put together on whole columns (`pages.Pages`): the rows of every page's
+tables come from one template over all the rows (`tables.grouped_rows`), the pages' small
+texts (title, facts, captions) from expressions over the frame of the pages.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import polars as pl
 
-from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
-from flows.site import html, paths
-from flows.site.fmt import MISSING, escape, local_time, num, text, yes_no
+from flows.site import html, markup, paths
+from flows.site.fmt import (
+    MISSING,
+    escape,
+    local_time,
+    minute,
+    num_scaled,
+    number,
+    scaled,
+    text,
+    yes_no,
+)
+from flows.site.html import SECTION_CLOSE, section_open
 from flows.site.labels import month_name
-from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints, split_unchanged
-from flows.site.svg import simultane_curves
+from flows.site.model import (
+    NO_PREVIOUS,
+    Previous,
+    Reuse,
+    fingerprints,
+    rows_of,
+    split_unchanged,
+)
+from flows.site.pages import Pages, PageSet
+from flows.site.svg import CHART_CLOSE, simultane_curves
 from flows.site.tables import (
     Col,
-    bodies,
-    bodies_frame,
-    facts_html,
-    header,
+    Rows,
+    grouped_rows,
     live_rank,
-    placed,
     rank_cell,
+    row_items,
     table_around,
 )
 
-DEPTH_MONTH = "../../"  # simultane/<month>/… and simultane/<kind>/<id>.html: two folders down
+ROOT = "../../"  # every Simultané page is two folders down: simultane/<month or kind>/…
+MONTHS_DIR = "simultane/0000-00/"  # (any month: the months' folders are siblings)
+TOURNAMENTS_DIR = "simultane/tournois/"
+PLAYERS_DIR = "simultane/joueurs/"
 PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
-                            pl.lit(".html"))  # fmt: skip
+                            pl.lit(".html"))  # fmt: skip  (site path, the index's links)
 TOURNAMENT_LINK = pl.concat_str(
     pl.lit("simultane/tournois/"), paths.slug_expr("tournament_id"), pl.lit(".html")
 )
 
 
+def player_href(folder: str) -> pl.Expr:
+    """The link to a player's page from a page of `folder`."""
+    return pl.concat_str(pl.lit(paths.rel(folder, PLAYERS_DIR)), paths.slug_expr("player_id"),
+                         pl.lit(".html"))  # fmt: skip
+
+
+def tournament_href(folder: str) -> pl.Expr:
+    return pl.concat_str(pl.lit(paths.rel(folder, TOURNAMENTS_DIR)),
+                         paths.slug_expr("tournament_id"), pl.lit(".html"))  # fmt: skip
+
+
+def month_href(folder: str, anchor: pl.Expr | None = None) -> pl.Expr:
+    parts = [pl.lit(paths.rel(folder, "simultane/")), pl.col("month"), pl.lit("/index.html")]
+    return pl.concat_str(parts + ([anchor] if anchor is not None else []))
+
+
 def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
-          previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+          previous: Previous = NO_PREVIOUS,
+          shell: html.Shell | None = None) -> Iterator[PageSet | Reuse]:  # fmt: skip
     monthly = t["simultane_monthly"]
     results = t["simultane_tournament_results"]
     if monthly is None or results is None:
@@ -43,17 +85,20 @@ def pages(t: dict, w: dict, lang: str, timezone: str, window_results: int,
     months = months_of(monthly, results)
     if not months:
         return
+    shell = shell or html.Shell.of(lang, w)
     daily = t["simultane_daily"]
     deals = t["simultane_deal_results"]
     blocks = t["simultane_blocks"]
     crumb = (w["simultane"], paths.sim_month(months[-1]))
+    names = {m: month_name(m, lang) for m in months}
     tournaments = tournament_summary(results, deals, timezone)
-    yield from month_pages(monthly, tournaments, daily, w, lang, previous)
+    yield from month_pages(monthly, tournaments, daily, w, lang, previous, shell, names)
     if daily is not None:
-        yield from day_pages(daily, tournaments, w, lang, crumb, previous)
-    yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous)
+        yield from day_pages(daily, tournaments, w, lang, crumb, previous, shell, names)
+    yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous, shell,
+                                names)  # fmt: skip
     yield from player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
-                            previous)  # fmt: skip
+                            previous, shell)  # fmt: skip
 
 
 def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:
@@ -87,10 +132,10 @@ def tournament_summary(results: pl.DataFrame, deals: pl.DataFrame | None, timezo
     ).sort("tournament_start", "tournament_id")
 
 
-def _tournament_cols(w: dict) -> list[Col]:
+def _tournament_cols(w: dict, folder: str) -> list[Col]:
     return [
         Col(w["start"], pl.col("start")),
-        Col(w["tournament"], pl.col("tournament_id"), href=pl.col("link"), th=True),
+        Col(w["tournament"], pl.col("tournament_id"), href=tournament_href(folder), th=True),
         Col(w["players"], text(pl.col("humans")), num=True),
         Col(w["deals"], text(pl.col("deals")), num=True),
         Col(w["winners"], pl.when(pl.col("winners") == "").then(pl.lit(w["bot"]))
@@ -98,8 +143,45 @@ def _tournament_cols(w: dict) -> list[Col]:
     ]  # fmt: skip
 
 
-def month_pages(monthly, tournaments, daily, w, lang,
-                previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+def _head(shell: html.Shell, title: pl.Expr, crumbs: list, script: bool = True) -> list:
+    return shell.head(ROOT, script, title, crumbs)
+
+
+def _table(page: Pages, rows: Rows, on, caption, cols: list[Col], sorted_by: int | None = 0, *,
+           h2: str | None = None, ident: str | None = None, hint: str | None = None,
+           sortable: bool = True, cls: str | None = None, head: str | None = None) -> None:
+    """A section with one table of `rows` (a caption that may be a column of the pages)."""
+    opening, closing = table_around("\x00caption\x00", cols, sorted_by, sortable=sortable,
+                                    cls=cls)  # fmt: skip
+    if head is not None:  # another header row (the grid's, by number of deals)
+        opening = opening.split("<thead>")[0] + "\x00head\x00" + opening.split("</thead>")[1]
+    before = section_open(h2, ident) + (f'<p class="note">{html.escape(hint)}</p>\n'
+                                        if hint else "")  # fmt: skip
+    caption = escape(caption) if isinstance(caption, pl.Expr) else pl.lit(str(html.escape(caption)))
+    pieces = opening.split("\x00caption\x00")
+    items: list = [before, pieces[0], caption, pieces[1], caption]
+    rest = pieces[2]
+    if head is not None:
+        first, second = rest.split("\x00head\x00")
+        items += [first, pl.col(head), second]
+    else:
+        items.append(rest)
+    page.add(*items)
+    page.rows(rows, on)
+    page.add(closing + SECTION_CLOSE)
+
+
+def _facts(items: list[tuple[str, pl.Expr]]) -> list:
+    """A section of facts (label, value: a column of the pages, escaped here)."""
+    out: list = ["\n<section>\n", html.FACTS_OPEN]
+    for label, value in items:
+        out += [f"<div><dt>{html.escape(label)}<dd>", escape(value).fill_null(MISSING), "</div>"]
+    return out + [html.FACTS_CLOSE, SECTION_CLOSE]
+
+
+def month_pages(monthly, tournaments, daily, w, lang, previous: Previous = NO_PREVIOUS,
+                shell: html.Shell | None = None,
+                names: dict | None = None) -> Iterator[PageSet | Reuse]:  # fmt: skip
     """A page per month (ranking, days, tournaments); a month whose rows did not change keeps
     its page (a past month, most nights)."""
     days = (
@@ -111,62 +193,69 @@ def month_pages(monthly, tournaments, daily, w, lang,
     reuse, todo = split_unchanged(fps.filter(pl.col("month").is_in(shown.implode())), "month",
                                   paths.sim_month, previous)  # fmt: skip
     yield from reuse
-    fingerprint_of = dict(todo.select("month", "fingerprint").iter_rows())
-    keep = pl.col("month").is_in(todo["month"].implode())
-    monthly, tournaments = monthly.filter(keep), tournaments.filter(keep)
+    if todo.is_empty():
+        return
+    monthly = rows_of(monthly, "month", todo, reuse)
+    tournaments = rows_of(tournaments, "month", todo, reuse)
+    names = names or {}
     cols = [
         Col(w["rank"], text(pl.col("rank_indice")), num=True),
-        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
-        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["player"], pl.col("player_id"), href=player_href(MONTHS_DIR), th=True),
+        Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
         Col(w["wins"], text(pl.col("wins")), num=True),
-        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+        Col(w["pct_actuel"], number(pl.col("pct_actuel"), 1, lang), num=True),
         Col(w["representative"], yes_no(pl.col("representative"), w)),
     ]
-    ranking = monthly.sort("month", "rank_indice", "player_id", nulls_last=True)
-    bodies_by_month = bodies(ranking, ["month"], cols, DEPTH_MONTH,
-                             row_id=paths.player_row_anchor_expr())  # fmt: skip
-    t_bodies = bodies(tournaments, ["month"], _tournament_cols(w), DEPTH_MONTH)
-    days_by_month: dict[str, list[str]] = {}
-    if daily is not None:
-        for day in sorted(set(daily["date"].cast(pl.String).to_list())):
-            days_by_month.setdefault(day[:7], []).append(day)
-    counts = dict(monthly.group_by("month").len().iter_rows())
-    for month in sorted(set(bodies_by_month) | set(t_bodies)):
-        path = paths.sim_month(month)
-        sections = [
-            {"kind": "facts", "items": [
-                (w["month"], month_name(month, lang), None),
-                (w["players"], str(counts.get(month, 0)), None),
-                (w["tournaments"], str(len(tournaments.filter(pl.col("month") == month))),
-                 None),
-            ]},
-            {"kind": "table", "h2": w["monthly_ranking"], "id": "classement",
-             "caption": f"{w['monthly_ranking']} — {month_name(month, lang)}",
-             "cols": header(cols), "body": bodies_by_month.get(month, ""), "sortable": True,
-             "sorted": 0, "hint": w["sort_hint"]},
-        ]  # fmt: skip
-        if days_by_month.get(month):
-            sections.append({"kind": "links", "h2": w["days"], "items": [
-                (day, paths.sim_day(day), None) for day in days_by_month[month]
-            ]})  # fmt: skip
-        sections.append({
-            "kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
-            "cols": header(_tournament_cols(w)), "body": t_bodies.get(month, ""),
-            "sortable": True, "sorted": 0,
-        })  # fmt: skip
-        yield Page(
-            path,
-            f"{w['simultane']} — {month_name(month, lang)}",
-            sections,
-            crumbs=[(w["home"], paths.INDEX)],
-            fingerprint=fingerprint_of[month],
+    ranking = grouped_rows(
+        monthly.sort("month", "rank_indice", "player_id", nulls_last=True), ["month"],
+        row_items(cols, "", row_id=paths.player_row_anchor_expr()),
+    )  # fmt: skip
+    t_cols = _tournament_cols(w, MONTHS_DIR)
+    listed = grouped_rows(tournaments.sort("month", "tournament_start", "tournament_id"),
+                          ["month"], row_items(t_cols, ""))  # fmt: skip
+    days_links = (
+        daily.select(day=pl.col("date").cast(pl.String)).unique().sort("day")
+        .group_by(month=pl.col("day").str.slice(0, 7), maintain_order=True)
+        .agg(pl.concat_str(pl.lit('<li><a href="'), pl.col("day"), pl.lit('.html">'),
+                           pl.col("day"), pl.lit("</a>")).str.join("").alias("_days"))
+        if daily is not None else pl.DataFrame(schema={"month": pl.String, "_days": pl.String})
+    )  # fmt: skip
+    frame = (
+        todo.join(monthly.group_by("month").len("_players"), on="month", how="left")
+        .join(tournaments.group_by("month").len("_tournaments"), on="month", how="left")
+        .join(days_links, on="month", how="left")
+        .sort("month")
+        .with_columns(
+            path=pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")),
+            _name=pl.col("month").replace_strict(names, default=pl.col("month")),
         )
+    )  # fmt: skip
+    name = pl.col("_name")
+    page = Pages(frame)
+    page.add(*_head(shell, pl.concat_str(pl.lit(f"{w['simultane']} — "), name),
+                    [(w["home"], paths.INDEX)]))  # fmt: skip
+    page.add(*_facts([
+        (w["month"], name),
+        (w["players"], pl.col("_players").fill_null(0).cast(pl.String)),
+        (w["tournaments"], pl.col("_tournaments").fill_null(0).cast(pl.String)),
+    ]))  # fmt: skip
+    page.add("\n")
+    _table(page, ranking, "month", pl.concat_str(pl.lit(f"{w['monthly_ranking']} — "), name),
+           cols, 0, h2=w["monthly_ranking"], ident="classement", hint=w["sort_hint"])
+    page.add(pl.when(pl.col("_days").is_not_null()).then(pl.concat_str(
+        pl.lit("\n" + section_open(w["days"]) + '<ul class="links">'), pl.col("_days"),
+        pl.lit("</ul>" + SECTION_CLOSE))).otherwise(pl.lit("")))  # fmt: skip
+    page.add("\n")
+    _table(page, listed, "month", w["tournaments"], t_cols, 0, h2=w["tournaments"])
+    page.add(shell.tail(ROOT, True))
+    yield page.done()
 
 
-def day_pages(daily, tournaments, w, lang, crumb,
-              previous: Previous = NO_PREVIOUS) -> Iterator[Page | Reuse]:  # fmt: skip
+def day_pages(daily, tournaments, w, lang, crumb, previous: Previous = NO_PREVIOUS,
+              shell: html.Shell | None = None,
+              names: dict | None = None) -> Iterator[PageSet | Reuse]:  # fmt: skip
     """A page per day (the month's standings that evening, the day's tournaments); a past day
     keeps its page."""
     daily = daily.with_columns(day=pl.col("date").cast(pl.String))
@@ -174,45 +263,47 @@ def day_pages(daily, tournaments, w, lang, crumb,
     fps = fingerprints("day", daily, tournaments)
     reuse, todo = split_unchanged(fps, "day", paths.sim_day, previous)
     yield from reuse
-    fingerprint_of = dict(todo.select("day", "fingerprint").iter_rows())
-    keep = pl.col("day").is_in(todo["day"].implode())
-    daily, tournaments = daily.filter(keep), tournaments.filter(keep)
+    if todo.is_empty():
+        return
+    daily = rows_of(daily, "day", todo, reuse)
+    tournaments = rows_of(tournaments, "day", todo, reuse)
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
-        Col(w["player"], pl.col("player_id"), href=PLAYER_LINK, th=True),
-        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["player"], pl.col("player_id"), href=player_href(MONTHS_DIR), th=True),
+        Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
         Col(w["wins"], text(pl.col("wins")), num=True),
     ]
-    standings = (
-        daily.with_columns(
-            rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
-        )
-        .sort("day", "rank", "player_id")
-    )  # fmt: skip
-    by_day = bodies(standings, ["day"], cols, DEPTH_MONTH)
-    t_bodies = bodies(tournaments, ["day"], _tournament_cols(w), DEPTH_MONTH)
-    for day, body in by_day.items():
-        month = day[:7]
-        yield Page(
-            paths.sim_day(day),
-            f"{w['daily_standings']} — {day}",
-            [
-                {"kind": "text", "text": f"{w['as_of_evening']} {day}.", "cls": "note"},
-                {"kind": "table", "caption": f"{w['daily_standings']} — {day}",
-                 "cols": header(cols), "body": body, "sortable": True, "sorted": 0},
-                {"kind": "table", "h2": w["tournaments"], "caption": w["tournaments"],
-                 "cols": header(_tournament_cols(w)), "body": t_bodies.get(day, ""),
-                 "sortable": True, "sorted": 0},
-            ],  # fmt: skip
-            crumbs=[(w["home"], paths.INDEX), crumb, (month_name(month, lang),
-                                                      paths.sim_month(month))],
-            fingerprint=fingerprint_of[day],
-        )
+    standings = daily.with_columns(
+        rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
+    ).sort("day", "rank", "player_id")
+    by_day = grouped_rows(standings, ["day"], row_items(cols, ""))
+    t_cols = _tournament_cols(w, MONTHS_DIR)
+    listed = grouped_rows(tournaments.sort("day", "tournament_start", "tournament_id"), ["day"],
+                          row_items(t_cols, ""))  # fmt: skip
+    frame = todo.sort("day").with_columns(
+        path=pl.concat_str(pl.lit("simultane/"), pl.col("day").str.slice(0, 7), pl.lit("/"),
+                           pl.col("day"), pl.lit(".html")),
+        month=pl.col("day").str.slice(0, 7),
+    ).with_columns(_name=pl.col("month").replace_strict(names or {}, default=pl.col("month")))
+    page = Pages(frame)
+    title = pl.concat_str(pl.lit(f"{w['daily_standings']} — "), pl.col("day"))
+    month_page = pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))
+    page.add(*_head(shell, title, [(w["home"], paths.INDEX), crumb,
+                                   (pl.col("_name"), month_page)]))  # fmt: skip
+    page.add("\n<section>\n", pl.concat_str(
+        pl.lit(f'<p class="note">{html.escape(w["as_of_evening"])} '), pl.col("day"),
+        pl.lit(".</p>")), SECTION_CLOSE + "\n")  # fmt: skip
+    _table(page, by_day, "day", title, cols, 0)
+    page.add("\n")
+    _table(page, listed, "day", w["tournaments"], t_cols, 0, h2=w["tournaments"])
+    page.add(shell.tail(ROOT, True))
+    yield page.done()
 
 
-def tournament_pages(results, deals, tournaments, w, lang, crumb, previous) -> Iterator:
+def tournament_pages(results, deals, tournaments, w, lang, crumb, previous,
+                     shell: html.Shell | None = None, names: dict | None = None) -> Iterator:
     """A page per tournament; one whose rows did not change keeps its page (the grids are
     the largest pages of the site)."""
     fps = fingerprints("tournament_id", results, *([deals] if deals is not None else []))
@@ -220,151 +311,155 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb, previous) -> I
         fps, "tournament_id", lambda t: paths.sim_tournament(paths.slug(t)), previous
     )
     yield from reuse
-    fingerprint_of = dict(todo.select("tournament_id", "fingerprint").iter_rows())
-    keep = pl.col("tournament_id").is_in(todo["tournament_id"].implode())
-    results, tournaments = results.filter(keep), tournaments.filter(keep)
-    deals = deals.filter(keep) if deals is not None else None
+    if todo.is_empty():
+        return
+    results = rows_of(results, "tournament_id", todo, reuse)
+    tournaments = rows_of(tournaments, "tournament_id", todo, reuse)
+    deals = rows_of(deals, "tournament_id", todo, reuse)
     ordered = results.sort("tournament_id", "rank", "player_id")
     row_cls = (
-        pl.when(pl.col("is_bot"))
-        .then(pl.lit("bot"))
-        .when(pl.col("is_winner"))
-        .then(pl.lit("winner"))
+        pl.when(pl.col("is_bot")).then(pl.lit("bot"))
+        .when(pl.col("is_winner")).then(pl.lit("winner"))
         .otherwise(pl.lit(""))
-    )
+    )  # fmt: skip
     player = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(pl.col("player_id"))
-    link = pl.when(pl.col("is_bot")).then(pl.lit(None, pl.String)).otherwise(PLAYER_LINK)
+    link = pl.when(pl.col("is_bot")).then(pl.lit(None, pl.String)).otherwise(
+        player_href(TOURNAMENTS_DIR))  # fmt: skip
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], player, href=link, th=True),
         Col(w["points"], text(pl.col("points")), num=True),
         Col(w["top"], text(pl.col("top")), num=True),
-        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["deals_played"], text(pl.col("deals_played")), num=True),
         Col(w["completed"], yes_no(pl.col("completed"), w)),
     ]
-    standings = bodies(ordered, ["tournament_id"], cols, DEPTH_MONTH, row_cls)
-    grids = deal_grids(ordered, deals, w, lang) if deals is not None else {}
-    for row in tournaments.iter_rows(named=True):
-        tid = row["tournament_id"]
-        month = row["month"]
-        winners = row["winners"] or w["no_winner"]
-        sections = [
-            {"kind": "facts", "items": [
-                (w["start"], row["start"], None),
-                (w["players"], str(row["humans"]), None),
-                (w["deals"], MISSING if row["deals"] is None else str(row["deals"]), None),
-                (w["winners"], winners, None),
-            ]},
-            {"kind": "table", "h2": w["standings"], "caption": f"{w['standings']} — {tid}",
-             "cols": header(cols), "body": standings.get(tid, ""), "sortable": True,
-             "sorted": 0},
-        ]  # fmt: skip
-        if tid in grids:
-            n = row["deals"] or 0
-            grid_cols = [{"label": w["player"], "num": False}] + [
-                {"label": str(d), "num": True} for d in range(1, n + 1)
-            ]
-            sections.append({
-                "kind": "table", "h2": w["grid"], "caption": w["grid_legend"],
-                "cols": grid_cols, "body": grids[tid], "sortable": False, "cls": "grid",
-            })  # fmt: skip
-        yield Page(
-            paths.sim_tournament(paths.slug(tid)),
-            f"{w['tournament']} {tid}",
-            sections,
-            crumbs=[(w["home"], paths.INDEX), crumb,
-                    (month_name(month, lang), paths.sim_month(month))],
-            fingerprint=fingerprint_of[tid],
-        )  # fmt: skip
-
-
-def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, w: dict, lang: str) -> dict:
-    """{tournament_id: `<tr>` rows of the deal-by-deal grid}: a row per participant in rank
-    order, a cell per deal of the tournament (empty where the player has no row: a quit)."""
-    participants = ordered.select("tournament_id", "player_id", "is_bot").with_row_index("_order")
-    n_deals = deals.group_by("tournament_id").agg(pl.col("deal_no").max().alias("_n"))
-    participants = participants.join(n_deals, on="tournament_id", how="left")
-    unfinished = pl.col("status") != "finished"
-    cls = (
-        pl.when(pl.col("is_top").fill_null(False))
-        .then(pl.lit(' class="top"'))
-        .when(unfinished)
-        .then(pl.lit(' class="unfinished bulle"'))
-        .when(pl.col("is_bulle").fill_null(False))
-        .then(pl.lit(' class="bulle"'))
-        .otherwise(pl.lit(""))
+    standings = grouped_rows(ordered, ["tournament_id"], row_items(cols, "", row_cls))
+    frame = (
+        todo.join(tournaments, on="tournament_id", how="left").sort("tournament_start",
+                                                                    "tournament_id")
+        .with_columns(
+            path=pl.concat_str(pl.lit(TOURNAMENTS_DIR), paths.slug_expr("tournament_id"),
+                               pl.lit(".html")),
+            _name=pl.col("month").replace_strict(names or {}, default=pl.col("month")),
+            _month_page=pl.concat_str(pl.lit("simultane/"), pl.col("month"),
+                                      pl.lit("/index.html")),
+        )
+    )  # fmt: skip
+    most = int(frame["deals"].max() or 0)
+    grid_heads = {
+        n: html.thead(((w["player"], False),) + tuple((str(d), True) for d in range(1, n + 1)),
+                      None)
+        for n in range(most + 1)
+    }  # fmt: skip
+    frame = frame.with_columns(
+        _thead=pl.col("deals").fill_null(0).replace_strict(grid_heads, return_dtype=pl.String)
     )
-    # the words of a status, looked up once per distinct status (3.5 M cells in a month)
-    statuses = deals["status"].drop_nulls().unique().to_list()
-    why = {s: "" if s == "finished" else f" · {w['deal_status'].get(s, s)}" for s in statuses}
-    title = pl.concat_str(
-        text(pl.col("points")),
-        pl.lit(f" {w['points'].lower()}"),
-        pl.col("status").replace_strict(why, default="", return_dtype=pl.String)
-        if why else pl.lit(""),
-        ignore_nulls=True,
-    )  # fmt: skip
-    # deals a player has no row for (after a quit) stay as empty cells; rows are sorted by
-    # participant (`_order`, an integer: cheaper to sort than two ids) and deal, so the
-    # previous row is the player's previous deal or another participant's
-    same = pl.col("_order") == pl.col("_order").shift(1)
-    previous = pl.when(same).then(pl.col("deal_no").shift(1)).otherwise(0)
-    most = int(deals["deal_no"].max() or 0) + 1
-    empties = {n: "<td></td>" * n for n in range(most + 1)}  # n empty cells, looked up
+    page = Pages(frame)
+    title = pl.concat_str(pl.lit(f"{w['tournament']} "), pl.col("tournament_id"))
+    page.add(*_head(shell, title, [(w["home"], paths.INDEX), crumb,
+                                   (pl.col("_name"), pl.col("_month_page"))]))  # fmt: skip
+    page.add(*_facts([
+        (w["start"], pl.col("start")),
+        (w["players"], pl.col("humans").cast(pl.String)),
+        (w["deals"], pl.col("deals").cast(pl.String)),
+        (w["winners"], pl.when(pl.col("winners").fill_null("") == "").then(pl.lit(w["no_winner"]))
+         .otherwise(pl.col("winners"))),
+    ]))  # fmt: skip
+    page.add("\n")
+    _table(page, standings, "tournament_id",
+           pl.concat_str(pl.lit(f"{w['standings']} — "), pl.col("tournament_id")), cols, 0,
+           h2=w["standings"])  # fmt: skip
+    if deals is not None and not deals.is_empty():
+        grid = deal_grids(ordered, deals, tournaments, w, lang)
+        page.add("\n")
+        _table(page, grid, "tournament_id", w["grid_legend"], [Col(w["player"], pl.lit(""))],
+               None, h2=w["grid"], sortable=False, cls="grid", head="_thead")
+    page.add(shell.tail(ROOT, True))
+    yield page.done()
 
-    def empty_cells(n: pl.Expr) -> pl.Expr:
-        return n.clip(0, most).replace_strict(empties, return_dtype=pl.String)
 
-    cell = pl.concat_str(
-        empty_cells(pl.col("deal_no") - previous - 1),
-        pl.lit("<td"), cls, pl.lit(' title="'), title, pl.lit('">'),
-        num(pl.col("pct"), 1, lang), pl.lit("</td>"),
+GRID_CELLS = ("<td>", "<td class=top>", "<td class=bulle>", '<td class="unfinished bulle">')
+
+
+def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, summary: pl.DataFrame, w: dict,
+               lang: str) -> Rows:  # fmt: skip
+    """The rows of the deal-by-deal grid of every tournament: a row per participant in rank
+    order (`ordered`: the tournament results sorted so), a cell per deal of its tournament
+    (`summary`: tournament_id, deals),
+    empty where the player has no row (a quit); top, bulle and unfinished deals by class.
+
+    Put together as a matrix of fragment codes (participants × deals) on integer positions:
+    each deal row's participant is found by the hashes of its ids (`markup.positions`), not
+    by a join of 3.6 M rows."""
+    participants = ordered.select("tournament_id", "player_id", "is_bot")
+    tournaments = participants["tournament_id"].unique(maintain_order=True)
+    players = participants["player_id"].unique(maintain_order=True)
+    n_players = len(players)
+    t_of = markup.positions(participants["tournament_id"], tournaments)
+    p_of = markup.positions(participants["player_id"], players)
+    where = np.full(len(tournaments) * n_players, -1, np.int64)  # (tournament, player) -> row
+    where[t_of * n_players + p_of] = np.arange(participants.height)
+    t_deal = markup.positions(deals["tournament_id"], tournaments)
+    p_deal = markup.positions(deals["player_id"], players)
+    row = where[np.maximum(t_deal, 0) * n_players + np.maximum(p_deal, 0)]
+    if (t_deal < 0).any() or (p_deal < 0).any():  # a deal of no participant: not shown
+        row[(t_deal < 0) | (p_deal < 0)] = -1
+    # each cell: its class (0 plain, 1 top, 2 bulle, 3 unfinished) and its % to one decimal,
+    # coded as one integer on the deals' columns
+    unfinished = pl.col("status") != "finished"
+    kind = (
+        pl.when(pl.col("is_top").fill_null(False)).then(1)
+        .when(unfinished).then(3)
+        .when(pl.col("is_bulle").fill_null(False)).then(2)
+        .otherwise(0)
     )  # fmt: skip
-    # a participant's cells in deal order, grouped before meeting the (fewer) participants
-    per_player = (
-        deals.lazy()
-        .join(participants.lazy().select("tournament_id", "player_id", "_order"),
-              on=["tournament_id", "player_id"])
-        .sort("_order", "deal_no")
-        .with_columns(cell.alias("cell"))
-        .group_by("_order")
-        .agg(pl.col("cell").sort_by("deal_no").str.join(""), pl.col("deal_no").max().alias("_last"))
-        .collect()
+    pct = scaled(pl.col("pct"), 1)
+    low, high = deals.select(pct.min().alias("low"), pct.max().alias("high")).row(0)
+    low, high = (0, 0) if low is None else (int(low), int(high))
+    span = high - low + 2  # a null, then low..high
+    keys = deals.select(
+        code=kind * span + (pct - (low - 1)).fill_null(0), deal_no=pl.col("deal_no")
+    )
+    pool = markup.Pool()
+    every = pl.DataFrame({"code": np.arange(4 * span)}).select(
+        kind=pl.col("code") // span,
+        pct=pl.when(pl.col("code") % span == 0).then(None).otherwise(pl.col("code") % span
+                                                                    + (low - 1)),
     )  # fmt: skip
-    name = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(escape(pl.col("player_id")))
-    head = (
-        pl.when(pl.col("is_bot"))
-        .then(pl.concat_str(pl.lit('<tr class="bot"><th scope="row">'), name, pl.lit("</th>")))
-        .otherwise(
-            pl.concat_str(
-                pl.lit(f'<tr><th scope="row"><a href="{DEPTH_MONTH}'), escape(PLAYER_LINK),
-                pl.lit('">'), name, pl.lit("</a></th>"),
-            )
-        )
-    )  # fmt: skip
-    trailing = pl.col("_n").fill_null(0) - pl.col("_last").fill_null(0)
-    rows = (
-        participants.lazy()
-        .join(per_player.lazy(), on="_order", how="left")
-        .select(
-            "tournament_id",
-            "_order",
-            pl.concat_str(
-                head, pl.col("cell").fill_null(""), empty_cells(trailing), pl.lit("</tr>"),
-            ).alias("tr"),
-        )
-        .group_by("tournament_id")
-        .agg(pl.col("tr").sort_by("_order").str.join("\n"))
-        .collect()
-    )  # fmt: skip
-    return dict(rows.iter_rows())
+    base = pool.add(every.select(pl.concat_str(
+        pl.col("kind").replace_strict(list(range(4)), list(GRID_CELLS), return_dtype=pl.String),
+        num_scaled(pl.col("pct"), 1, lang))).to_series())  # fmt: skip
+    empty = pool.add(pl.Series([GRID_CELLS[0]]))
+    # the head of each row: the player (the standings above link to the player's page)
+    heads = pool.add(players.to_frame("player_id").select(
+        pl.concat_str(pl.lit("\n<tr><th scope=row>"), escape(pl.col("player_id")))).to_series())
+    bot = pool.add(pl.Series([f"\n<tr class=bot><th scope=row>{w['bot']}"]))
+    deals_of = np.zeros(len(tournaments) + 1, np.int64)  # (the last: a tournament not there)
+    at = markup.positions(summary["tournament_id"], tournaments)
+    deals_of[at] = summary["deals"].fill_null(0).to_numpy()
+    n_deals = deals_of[t_of]
+    width = int(n_deals.max()) + 1 if len(n_deals) else 1  # the head, then the deals
+    matrix = np.full(participants.height * width, empty, np.int64)
+    matrix[np.arange(participants.height) * width] = np.where(
+        participants["is_bot"].fill_null(False).to_numpy(), bot, heads + p_of)
+    deal_no = keys["deal_no"].to_numpy()
+    codes = keys["code"].to_numpy() + base
+    placed = (row >= 0) & (deal_no >= 1) & (deal_no < width)
+    if placed.all():
+        matrix[row * width + deal_no] = codes
+    else:
+        matrix[row[placed] * width + deal_no[placed]] = codes[placed]
+    used = (np.arange(width)[None, :] <= n_deals[:, None]).ravel()
+    joined = markup.join(pool, matrix[used], per_row=n_deals + 1)
+    return Rows(joined, markup.groups(participants, ["tournament_id"], joined))
 
 
 def player_pages(monthly, results, blocks, w, lang, timezone, window_results, crumb,
-                 previous):  # fmt: skip
+                 previous, shell: html.Shell | None = None):  # fmt: skip
     """A page per player; one whose rows (20-deal results, months, tournaments) did not change
     keeps its page."""
+    shell = shell or html.Shell.of(lang, w)
     humans = results.filter(~pl.col("is_bot"))
     has_blocks = blocks is not None and not blocks.is_empty()
     latest = monthly["month"].max()
@@ -374,117 +469,113 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         fps, "player_id", lambda player: paths.sim_player(paths.slug(player)), previous
     )
     yield from reuse
-    fingerprint_of = dict(todo.select("player_id", "fingerprint").iter_rows())
-    keep = pl.col("player_id").is_in(todo["player_id"].implode())
-    monthly, humans = monthly.filter(keep), humans.filter(keep)
-    blocks = blocks.filter(keep) if has_blocks else None
+    if todo.is_empty():
+        return
+    monthly, humans = rows_of(monthly, "player_id", todo, reuse), rows_of(humans, "player_id",
+                                                                          todo, reuse)
+    blocks = rows_of(blocks, "player_id", todo, reuse) if has_blocks else None
     block_cols = [
         Col(w["block_no"], text(pl.col("block_no")), num=True),
-        Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
-        Col(w["pct_cumul"], num(pl.col("pct_cumul"), 2, lang), num=True),
-        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 2, lang), num=True),
+        Col(w["ended_at"], minute(pl.col("ended_at"), timezone)),
+        Col(w["pct_cumul"], number(pl.col("pct_cumul"), 2, lang), num=True),
+        Col(w["pct_actuel"], number(pl.col("pct_actuel"), 2, lang), num=True),
         Col(w["k"], text(pl.col("k")), num=True),
         Col(w["in_window"], yes_no(pl.col("in_window"), w)),
     ]
     month_cols = [
-        Col(w["month"], pl.col("month"), href=pl.concat_str(
-            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html")), th=True),
-        rank_cell(w, "rank_indice", latest, pl.concat_str(
-            pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))),
-        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["month"], pl.col("month"), href=month_href(PLAYERS_DIR), th=True),
+        rank_cell(w, "rank_indice", latest, month_href(PLAYERS_DIR)),
+        Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
         Col(w["wins"], text(pl.col("wins")), num=True),
-        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
-    ]  # fmt: skip
+        Col(w["pct_actuel"], number(pl.col("pct_actuel"), 1, lang), num=True),
+    ]
     played_cols = [
-        Col(w["start"], local_time(pl.col("tournament_start"), timezone)),
-        Col(w["tournament"], pl.col("tournament_id"), href=TOURNAMENT_LINK, th=True),
+        Col(w["start"], minute(pl.col("tournament_start"), timezone)),
+        Col(w["tournament"], pl.col("tournament_id"), href=tournament_href(PLAYERS_DIR), th=True),
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["points"], text(pl.col("points")), num=True),
-        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["winner"], yes_no(pl.col("is_winner"), w)),
     ]
-    legend = [
-        (IN_WINDOW, w["curve_legend_red"], "dot"),
-        (NEXT_TO_LEAVE, w["curve_legend_blue"], "dot"),
-        (OUT_OF_WINDOW, w["curve_legend_grey"], "dot"),
-        (PCT_ACTUEL, w["curve_legend_green"], "line"),
-    ]
-    # each player's sections put together on columns: the text around a body (headings,
-    # captions, the table's head) is the one `html.section` gives, cut around the body
-    chart = html.around({"kind": "chart", "h2": w["curve"], "legend": legend, "id": "courbe"},
-                        "svg", DEPTH_MONTH, w)  # fmt: skip
-    no_blocks = html.section({"kind": "text", "text": w["no_blocks"]}, DEPTH_MONTH, w)
-
-    frames = [todo.lazy().select("player_id")]
+    frame = todo.select("player_id", "fingerprint").sort("player_id").with_columns(
+        path=pl.concat_str(pl.lit(PLAYERS_DIR), paths.slug_expr("player_id"), pl.lit(".html"))
+    )
+    page = Pages(frame)
+    page.add(*_head(shell, pl.concat_str(pl.lit(f"{w['player']} "), pl.col("player_id")),
+                    [(w["home"], paths.INDEX), crumb]))  # fmt: skip
     if has_blocks:
-        ordered_blocks = blocks.sort("player_id", "block_no")
-        frames.append(
-            bodies_frame(ordered_blocks, ["player_id"], block_cols, DEPTH_MONTH).lazy()
-            .rename({"_tr": "_blocks"})
-        )  # fmt: skip
-        frames.append(
-            simultane_curves(ordered_blocks, w, lang, timezone, window_results).lazy()
+        ordered = blocks.sort("player_id", "block_no")
+        facts = ordered.group_by("player_id").agg(
+            pl.col("pct_actuel").last(),
+            pl.col("representative").last(),
+            local_time(pl.col("ended_at").last(), timezone, "%Y-%m-%d").alias("_as_of"),
+            pl.len().alias("_n_blocks"),
         )
-        frames.append(
-            ordered_blocks.lazy().group_by("player_id").agg(
-                pl.col("pct_actuel").sort_by("block_no").last(),
-                pl.col("representative").sort_by("block_no").last(),
-                local_time(pl.col("ended_at"), timezone, "%Y-%m-%d").sort_by("block_no").last()
-                .alias("_as_of"),
-                pl.len().alias("_n_blocks"),
-            )
-        )  # fmt: skip
+        frame = page.frame = frame.join(facts, on="player_id", how="left", maintain_order="left")
     else:
-        frames.append(pl.LazyFrame(schema={
-            "player_id": pl.String, "_blocks": pl.String, "svg": pl.String,
-            "pct_actuel": pl.Float64, "representative": pl.Boolean, "_as_of": pl.String,
-            "_n_blocks": pl.UInt32,
-        }))  # fmt: skip
-    frames.append(
-        bodies_frame(monthly.sort("player_id", "month"), ["player_id"], month_cols, DEPTH_MONTH)
-        .lazy().rename({"_tr": "_months"})
+        frame = page.frame = frame.with_columns(
+            pct_actuel=pl.lit(None, pl.Float64), representative=pl.lit(None, pl.Boolean),
+            _as_of=pl.lit(None, pl.String), _n_blocks=pl.lit(None, pl.UInt32),
+        )  # fmt: skip
+    facts_items = [
+        (w["pct_actuel"], pl.col("pct_actuel")),
+        (w["representative"], pl.col("representative")),
+        (w["blocks"], pl.col("_n_blocks")),
+        (w["latest"], pl.col("_as_of")),
+    ]
+    from flows.site.fmt import num  # the facts: a few thousand values
+
+    shown = [
+        num(pl.col("pct_actuel"), 1, lang),
+        pl.when(pl.col("representative").fill_null(False)).then(pl.lit(w["yes"]))
+        .otherwise(pl.lit(w["no"])),
+        pl.col("_n_blocks").fill_null(0).cast(pl.String),
+    ]  # fmt: skip
+    items: list = ["\n<section>\n", html.FACTS_OPEN]
+    for (label, _), value in zip(facts_items[:3], shown, strict=True):
+        items += [f"<div><dt>{html.escape(label)}<dd>", value, "</div>"]
+    items.append(pl.when(pl.col("_as_of").is_not_null()).then(pl.concat_str(
+        pl.lit(f"<div><dt>{html.escape(w['latest'])}<dd>"), pl.col("_as_of"), pl.lit("</div>")))
+        .otherwise(pl.lit("")))  # fmt: skip
+    page.add(*items, html.FACTS_CLOSE + SECTION_CLOSE + "\n")
+    legend = [
+        ("red", w["curve_legend_red"], "dot"),
+        ("blue", w["curve_legend_blue"], "dot"),
+        ("grey", w["curve_legend_grey"], "dot"),
+        ("green", w["curve_legend_green"], "line"),
+    ]
+    no_blocks = html.section({"kind": "text", "text": w["no_blocks"]}, ROOT, w)
+    if has_blocks:
+        curves = simultane_curves(ordered, w, lang, timezone, window_results)
+        page.frame = frame.join(curves.frames, on="player_id", how="left", maintain_order="left")
+        opening = section_open(w["curve"], "courbe") + '<figure class="chart">\n'
+        page.add(pl.when(pl.col("_svg").is_not_null()).then(pl.concat_str(
+            pl.lit(opening), pl.col("_svg"))).otherwise(pl.lit(no_blocks)))  # fmt: skip
+        page.rows(curves.line, "player_id", curves.line_open, curves.line_close, missing="")
+        page.rows(curves.points, "player_id", missing="")
+        page.add(pl.when(pl.col("_svg").is_not_null()).then(pl.lit(
+            CHART_CLOSE + "\n" + html.legend(legend) + "\n</figure>" + SECTION_CLOSE + "\n"))
+            .otherwise(pl.lit("\n")))  # fmt: skip
+        block_rows = grouped_rows(ordered, ["player_id"], row_items(block_cols, ""))
+        before, after = table_around(w["blocks"], block_cols, 0)
+        page.rows(block_rows, "player_id", section_open(w["blocks"]) + before,
+                  after + SECTION_CLOSE + "\n", missing="")  # fmt: skip
+    else:
+        page.add(no_blocks + "\n")
+    month_rows = grouped_rows(monthly.sort("player_id", "month"), ["player_id"],
+                              row_items(month_cols, ""))  # fmt: skip
+    before, after = table_around(w["months"], month_cols, 0)
+    page.rows(month_rows, "player_id", section_open(w["months"]) + before,
+              after + SECTION_CLOSE + "\n", missing="")  # fmt: skip
+    played = grouped_rows(
+        humans.sort("player_id", "tournament_start", "tournament_id",
+                    descending=[False, True, True]),
+        ["player_id"], row_items(played_cols, ""),
     )  # fmt: skip
-    frames.append(
-        bodies_frame(
-            humans.sort("player_id", "tournament_start", "tournament_id",
-                        descending=[False, True, True]),
-            ["player_id"], played_cols, DEPTH_MONTH,
-        ).lazy().rename({"_tr": "_played"})
-    )  # fmt: skip
-    every = frames[0]
-    for frame in frames[1:]:
-        every = every.join(frame, on="player_id", how="left")
-    facts = facts_html([
-        (w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), None),
-        (w["representative"], pl.when(pl.col("representative").fill_null(False))
-         .then(pl.lit(w["yes"])).otherwise(pl.lit(w["no"])), None),
-        (w["blocks"], pl.col("_n_blocks").fill_null(0).cast(pl.String), None),
-        (w["latest"], pl.col("_as_of"), None),  # a player with no 20-deal result: none
-    ], DEPTH_MONTH)  # fmt: skip
-    has_curve = pl.col("svg").is_not_null()
-    content = pl.concat_str(
-        pl.lit("<section>\n"), facts, pl.lit("\n</section>"),
-        pl.when(has_curve).then(pl.concat_str(
-            placed(pl.col("svg"), chart),
-            placed(pl.col("_blocks"), table_around(w["blocks"], block_cols, 0, DEPTH_MONTH, w)),
-        )).otherwise(pl.lit("\n" + no_blocks)),
-        placed(pl.col("_months"), table_around(w["months"], month_cols, 0, DEPTH_MONTH, w))
-        .fill_null(""),
-        placed(pl.col("_played"), table_around(w["tournaments"], played_cols, None, DEPTH_MONTH,
-                                               w)).fill_null(""),
-    )  # fmt: skip
-    script = has_curve | pl.col("_months").is_not_null() | pl.col("_played").is_not_null()
-    # as UTF-8 bytes: the pages are written so, no text object made and encoded per page
-    made = every.select("player_id", content.cast(pl.Binary), script).collect()
-    crumbs = [(w["home"], paths.INDEX), crumb]
-    for player, markup, sortable in made.sort("player_id").iter_rows():
-        yield Page(
-            paths.sim_player(paths.slug(player)),
-            f"{w['player']} {player}",
-            crumbs=crumbs,
-            fingerprint=fingerprint_of[player],
-            markup=markup,
-            script=sortable,
-        )
+    before, after = table_around(w["tournaments"], played_cols, None)
+    page.rows(played, "player_id", section_open(w["tournaments"]) + before,
+              after + SECTION_CLOSE, missing="")  # fmt: skip
+    page.add(shell.tail(ROOT, True))
+    yield page.done()

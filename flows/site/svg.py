@@ -1,5 +1,6 @@
 """Inline SVG charts, built for every player at once: the coordinates and the SVG elements of
-all points come from column expressions, grouped per player (no Python loop over points).
+all points come from column expressions (`markup` templates), grouped per player (no Python
+loop over points). Coordinates are whole units of a 640 × 300 view box.
 
 - `simultane_curves`: the "Performance Simultané" curve as the seed draws it: each 20-deal
   result a point (red in the window of % actuel, blue the 20th most recent result, grey out of
@@ -7,20 +8,25 @@ all points come from column expressions, grouped per player (no Python loop over
   the `in_window` column of `simultane_blocks` (not recomputed here).
 - `elo_curves`: a Face-à-Face player's ELO after each rated match.
 
-Each point has a `<title>` (the browser's tooltip) and a `data-block`/`data-match` attribute.
+Each point is a circle with a `<title>` (the browser's tooltip), reachable by the keyboard.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import polars as pl
 from markupsafe import escape as html_escape
 
 from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
-from flows.site.fmt import escape, local_time, num
+from flows.site.fmt import escape, local_time, minute, number, text
+from flows.site.tables import Rows, grouped_rows
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 46, 12, 12, 34
 PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+CHART_CLOSE = "</svg>"
 
 
 def curve_colour(window_results: int) -> pl.Expr:
@@ -40,73 +46,93 @@ def curve_colour(window_results: int) -> pl.Expr:
 
 
 def _scale(value: pl.Expr, low: pl.Expr, high: pl.Expr, start: float, length: float) -> pl.Expr:
+    """`value` placed between `start` and `start + length` as `low`..`high`, a whole unit."""
     span = high - low
     return (
         pl.when(span != 0)
         .then(start + (value - low) / span * length)
         .otherwise(start + length / 2)
-        .round(1)
+        .round(0)
+        .cast(pl.Int32)
     )
 
 
-def _coord(expr: pl.Expr) -> pl.Expr:
-    return expr.round(1).cast(pl.String)
+@dataclass
+class Curves:
+    """Charts of many players: `frames` (player_id, `_svg`: the chart up to its line: view
+    box, grid, dates), `line` (each player's line points, to put between `line_open` and
+    `line_close`), `points` (each player's circles); the chart ends with `CHART_CLOSE`."""
+
+    frames: pl.DataFrame
+    line: Rows
+    line_open: str
+    line_close: str
+    points: Rows
+
+
+def _per_player(frame: pl.DataFrame, *aggs: pl.Expr) -> pl.DataFrame:
+    """Aggregates of each player's rows put back on each row (`frame` sorted by player: a
+    group-by in order and a gather, not a window per column)."""
+    per = frame.group_by("player_id", maintain_order=True).agg(*aggs, pl.len().alias("_len"))
+    at = np.repeat(np.arange(per.height), per["_len"].to_numpy())
+    return pl.concat([frame, per.drop("player_id", "_len")[at]], how="horizontal")
 
 
 def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str,
-                     window_results: int) -> pl.DataFrame:  # fmt: skip
-    """One row per player: player_id, svg (the curve's markup)."""
-    if blocks.is_empty():
-        return pl.DataFrame(schema={"player_id": pl.String, "svg": pl.String})
-    t = pl.col("ended_at").dt.epoch("s").cast(pl.Float64)
-    frame = blocks.sort("player_id", "block_no").with_columns(
-        colour=curve_colour(window_results),
-        _t=t,
+                     window_results: int) -> Curves:  # fmt: skip
+    """The Performance Simultané curve of every player of `blocks` (sorted by player, block)."""
+    inside = pl.col("in_window").fill_null(False)
+    frame = blocks.with_columns(
+        _t=pl.col("ended_at").dt.epoch("s").cast(pl.Float64),
+        _low=pl.min_horizontal("pct_cumul", "pct_actuel", pl.lit(100.0)),
+        _high=pl.max_horizontal("pct_cumul", "pct_actuel", pl.lit(100.0)),
     )
-    values = pl.concat_list(pl.col("pct_cumul"), pl.col("pct_actuel"), pl.lit(100.0))
-    frame = frame.with_columns(
-        _lo=(values.list.min().min().over("player_id") / 10).floor() * 10,
-        _hi=(values.list.max().max().over("player_id") / 10).ceil() * 10,
-        _t0=pl.col("_t").min().over("player_id"),
-        _t1=pl.col("_t").max().over("player_id"),
+    frame = _per_player(
+        frame,
+        ((pl.col("_low").min() / 10).floor() * 10).alias("_lo"),
+        ((pl.col("_high").max() / 10).ceil() * 10).alias("_hi"),
+        pl.col("_t").min().alias("_t0"),
+        pl.col("_t").max().alias("_t1"),
+        inside.sum().alias("_inside"),
+        pl.col("block_no").filter(inside).min().alias("_oldest"),
     ).with_columns(
         _hi=pl.when(pl.col("_hi") <= pl.col("_lo")).then(pl.col("_lo") + 10).otherwise("_hi"),
     )
-    x = _scale(pl.col("_t"), pl.col("_t0"), pl.col("_t1"), LEFT, PLOT_W)
-    y_of = lambda v: _scale(v, pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H)  # noqa: E731 (y down)
-    date = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
-    point = pl.concat_str(
-        pl.lit('<circle class="point" r="4.5" cx="'),
-        _coord(x),
-        pl.lit('" cy="'),
-        _coord(y_of(pl.col("pct_cumul"))),
-        pl.lit('" fill="'),
-        pl.col("colour"),
-        pl.lit('" data-block="'),
-        pl.col("block_no").cast(pl.String),
-        pl.lit('" tabindex="0"><title>'),
-        date,
-        pl.lit(f" — {words['pct_cumul']} "),
-        num(pl.col("pct_cumul"), 1, lang),
-        pl.lit(f" · {words['pct_actuel']} "),
-        num(pl.col("pct_actuel"), 1, lang),
-        pl.lit(f" ({words['block_no']} "),
-        pl.col("block_no").cast(pl.String),
-        pl.lit(")</title></circle>"),
+    # the seed's colours: red in the window, blue its oldest when full, grey out of it
+    colour = (
+        pl.when(inside & (pl.col("_inside") == window_results)
+                & (pl.col("block_no") == pl.col("_oldest"))).then(pl.lit(NEXT_TO_LEAVE))
+        .when(inside).then(pl.lit(IN_WINDOW))
+        .otherwise(pl.lit(OUT_OF_WINDOW))
+    )  # fmt: skip
+    frame = frame.with_columns(
+        _colour=colour,
+        _x=_scale(pl.col("_t"), pl.col("_t0"), pl.col("_t1"), LEFT, PLOT_W),
+        _y=_scale(pl.col("pct_cumul"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),  # y down
+        _ya=_scale(pl.col("pct_actuel"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    line_point = pl.when(pl.col("pct_actuel").is_not_null()).then(
-        pl.concat_str(_coord(x), pl.lit(","), _coord(y_of(pl.col("pct_actuel"))))
-    )
-    order = pl.col("block_no")
-    per_player = frame.group_by("player_id").agg(
-        points=point.sort_by(order).str.join(""),
-        line=line_point.sort_by(order).drop_nulls().str.join(" "),
+    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    point = [
+        "<circle cx=", text(pl.col("_x")), " cy=", text(pl.col("_y")), " r=4.5 fill=",
+        pl.col("_colour"), " tabindex=0><title>", day, f" — {words['pct_cumul']} ",
+        number(pl.col("pct_cumul"), 1, lang), f" · {words['pct_actuel']} ",
+        number(pl.col("pct_actuel"), 1, lang), f" ({words['block_no']} ",
+        text(pl.col("block_no")), ")</title></circle>",
+    ]  # fmt: skip
+    points = grouped_rows(frame, ["player_id"], point)
+    on_line = frame.filter(pl.col("pct_actuel").is_not_null())
+    line = grouped_rows(on_line, ["player_id"],
+                        [text(pl.col("_x")), ",", text(pl.col("_ya")), " "])  # fmt: skip
+    per_player = frame.group_by("player_id", maintain_order=True).agg(
         lo=pl.col("_lo").first(),
         hi=pl.col("_hi").first(),
-        first=date.sort_by(order).first(),
-        last=date.sort_by(order).last(),
+        first=pl.col("ended_at").first(),
+        last=pl.col("ended_at").last(),
     )
-    return _svgs(per_player, words["curve"])
+    opening = (
+        f'<polyline class=line fill=none stroke="{PCT_ACTUEL}" stroke-width=2.5 points="'
+    )
+    return Curves(_svgs(per_player, words["curve"], timezone), line, opening, '"/>', points)
 
 
 def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
@@ -114,12 +140,11 @@ def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
     parts = []
     value = lo
     while value <= hi + 1e-9:
-        y = TOP + (hi - value) / (hi - lo) * PLOT_H
-        shown = f"{value:.0f}"
+        y = round(TOP + (hi - value) / (hi - lo) * PLOT_H)
         cls = "ref" if reference is not None and abs(value - reference) < 1e-9 else "grid"
         parts.append(
-            f'<line class="{cls}" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{shown}</text>'
+            f'<line class={cls} x1={LEFT} x2={WIDTH - RIGHT} y1={y} y2={y} />'
+            f"<text class=tick x={LEFT - 6} y={y + 4} text-anchor=end>{value:.0f}</text>"
         )
         value += step
     return "".join(parts)
@@ -133,11 +158,11 @@ def _step(lo: float, hi: float) -> float:
     return 1000
 
 
-def _svgs(per_player: pl.DataFrame, title: str, reference: float = 100.0,
-          line_colour: str = PCT_ACTUEL) -> pl.DataFrame:  # fmt: skip
-    """player_id, svg: each player's chart around its points (built on columns), its line
-    (`x,y x,y …`, empty: none) and the grid of its value range `lo`..`hi`. The grid depends on
-    the range only: it is drawn once per distinct range (a few dozen in a site) and joined."""
+def _svgs(per_player: pl.DataFrame, title: str, timezone: str,
+          reference: float = 100.0) -> pl.DataFrame:  # fmt: skip
+    """player_id, `_svg`: each chart's opening (view box, the grid of its value range `lo`..
+    `hi`, its first and last dates). The grid depends on the range only: it is drawn once per
+    distinct range (a few dozen in a site) and joined."""
     ranges = per_player.select("lo", "hi").unique()
     grids = pl.DataFrame(
         {
@@ -148,67 +173,59 @@ def _svgs(per_player: pl.DataFrame, title: str, reference: float = 100.0,
         schema={"lo": ranges.schema["lo"], "hi": ranges.schema["hi"], "_grid": pl.String},
     )
     axis_y = HEIGHT - BOTTOM + 20
-    line = pl.col("line").fill_null("")
+    day = "%Y-%m-%d"
     svg = pl.concat_str(
-        pl.lit(f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="group" '
+        pl.lit(f'<svg class=chart viewBox="0 0 {WIDTH} {HEIGHT}" role=group '
                f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'),
         pl.col("_grid"),
-        pl.lit(f'<text class="tick" x="{LEFT}" y="{axis_y}">'), pl.col("first"),
-        pl.lit(f'</text><text class="tick" x="{WIDTH - RIGHT}" y="{axis_y}" text-anchor="end">'),
-        pl.col("last"), pl.lit("</text>"),
-        pl.when(line != "").then(pl.concat_str(
-            pl.lit(f'<polyline class="line" fill="none" stroke="{line_colour}" '
-                   'stroke-width="2.5" points="'), line, pl.lit('"/>'),
-        )).otherwise(pl.lit("")),
-        pl.col("points"), pl.lit("</svg>"),
+        pl.lit(f"<text class=tick x={LEFT} y={axis_y}>"),
+        local_time(pl.col("first"), timezone, day),
+        pl.lit(f"</text><text class=tick x={WIDTH - RIGHT} y={axis_y} text-anchor=end>"),
+        local_time(pl.col("last"), timezone, day), pl.lit("</text>"),
     )  # fmt: skip
     return per_player.join(grids, on=["lo", "hi"], how="left", nulls_equal=True).select(
-        "player_id", svg.alias("svg")
+        "player_id", svg.alias("_svg")
     )
 
 
-def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> pl.DataFrame:
-    """player_id -> svg of ELO after each rated match (points with the match as tooltip)."""
-    if elo.is_empty():
-        return pl.DataFrame(schema={"player_id": pl.String, "svg": pl.String})
+def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curves:
+    """The ELO after each rated match of every player of `elo` (points with the match as
+    tooltip)."""
     frame = elo.sort("player_id", "ended_at", "elo_seq").with_columns(
-        _i=pl.int_range(pl.len()).over("player_id").cast(pl.Float64),
+        _low=pl.min_horizontal("elo_before", "elo_after"),
+        _high=pl.max_horizontal("elo_before", "elo_after"),
     )
-    values = pl.concat_list(pl.col("elo_before"), pl.col("elo_after"))
+    frame = _per_player(
+        frame,
+        ((pl.col("_low").min() / 10).floor() * 10).alias("_lo"),
+        ((pl.col("_high").max() / 10).ceil() * 10).alias("_hi"),
+        pl.len().cast(pl.Float64).alias("_n"),
+    )
+    sizes = frame.group_by("player_id", maintain_order=True).len()["len"].to_numpy()
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
     frame = frame.with_columns(
-        _lo=(values.list.min().min().over("player_id") / 10).floor() * 10,
-        _hi=(values.list.max().max().over("player_id") / 10).ceil() * 10,
-        _n=pl.len().over("player_id").cast(pl.Float64),
-    ).with_columns(
+        _i=pl.Series(np.arange(frame.height) - starts, dtype=pl.Float64),
         _hi=pl.when(pl.col("_hi") <= pl.col("_lo")).then(pl.col("_lo") + 10).otherwise("_hi"),
     )
-    x = _scale(pl.col("_i"), pl.lit(0.0), pl.col("_n") - 1, LEFT, PLOT_W)
-    y = _scale(pl.col("elo_after"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H)
-    date = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
-    point = pl.concat_str(
-        pl.lit('<circle class="point" r="4" cx="'),
-        _coord(x),
-        pl.lit('" cy="'),
-        _coord(y),
-        pl.lit(f'" fill="{IN_WINDOW}" data-match="'),
-        escape(pl.col("match_id")),
-        pl.lit('" tabindex="0"><title>'),
-        date,
-        pl.lit(" — "),
-        escape(pl.col("match_id")),
-        pl.lit(f" · {words['elo']} "),
-        num(pl.col("elo_before"), 0, lang),
-        pl.lit(" → "),
-        num(pl.col("elo_after"), 0, lang),
-        pl.lit("</title></circle>"),
+    frame = frame.with_columns(
+        _x=_scale(pl.col("_i"), pl.lit(0.0), pl.col("_n") - 1, LEFT, PLOT_W),
+        _y=_scale(pl.col("elo_after"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    order = pl.col("_i")
-    per_player = frame.group_by("player_id").agg(
-        points=point.sort_by(order).str.join(""),
-        line=pl.concat_str(_coord(x), pl.lit(","), _coord(y)).sort_by(order).str.join(" "),
+    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    point = [
+        "<circle cx=", text(pl.col("_x")), " cy=", text(pl.col("_y")),
+        f" r=4 fill={IN_WINDOW} tabindex=0><title>", day, " — ", escape(pl.col("match_id")),
+        f" · {words['elo']} ", number(pl.col("elo_before"), 0, lang), " → ",
+        number(pl.col("elo_after"), 0, lang), "</title></circle>",
+    ]  # fmt: skip
+    points = grouped_rows(frame, ["player_id"], point)
+    line = grouped_rows(frame, ["player_id"], [text(pl.col("_x")), ",", text(pl.col("_y")), " "])
+    per_player = frame.group_by("player_id", maintain_order=True).agg(
         lo=pl.col("_lo").first(),
         hi=pl.col("_hi").first(),
-        first=date.sort_by(order).first(),
-        last=date.sort_by(order).last(),
+        first=pl.col("ended_at").first(),
+        last=pl.col("ended_at").last(),
     )
-    return _svgs(per_player, words["elo_over_time"], 1600.0, "#1f5fa8")
+    opening = '<polyline class=line fill=none stroke="#1f5fa8" stroke-width=2.5 points="'
+    return Curves(_svgs(per_player, words["elo_over_time"], timezone, 1600.0), line, opening,
+                  '"/>', points)  # fmt: skip

@@ -175,11 +175,11 @@ def test_the_curve_has_one_point_per_block_in_the_seed_colours(browser, sample_s
     page = browser
     page.goto(url(sample_site, f"simultane/joueurs/{player}.html"))
     points = page.eval_on_selector_all(
-        "svg.chart circle.point",
-        "cs => cs.map(c => [Number(c.dataset.block), c.getAttribute('fill'),"
-        " c.querySelector('title').textContent])",
+        "svg.chart circle",
+        "cs => cs.map(c => [c.querySelector('title').textContent.match(/\\(N° (\\d+)\\)$/)[1],"
+        " c.getAttribute('fill'), c.querySelector('title').textContent])",
     )
-    assert [p[0] for p in points] == mine["block_no"].to_list()
+    assert [int(p[0]) for p in points] == mine["block_no"].to_list()  # in order, each once
     expected = ["red" if w else "grey" for w in mine["in_window"]]
     if mine["in_window"].sum() == 20:
         expected[mine["in_window"].arg_true()[0]] = "blue"
@@ -196,10 +196,11 @@ def test_curve_colours_of_a_full_window(browser, tmp_path):
     page = browser
     page.goto(url(site, "simultane/joueurs/P1.html"))
     fills = page.eval_on_selector_all(
-        "svg.chart circle.point", "cs => cs.map(c => c.getAttribute('fill'))"
+        "svg.chart circle", "cs => cs.map(c => getComputedStyle(c).fill)"
     )
-    assert fills == ["grey"] * 5 + ["blue"] + ["red"] * 19
-    tooltip = page.locator("svg.chart circle.point").nth(5).locator("title").text_content()
+    grey, blue, red = "rgb(128, 128, 128)", "rgb(0, 0, 255)", "rgb(255, 0, 0)"
+    assert fills == [grey] * 5 + [blue] + [red] * 19  # as drawn
+    tooltip = page.locator("svg.chart circle").nth(5).locator("title").text_content()
     assert "N° 6" in tooltip
     assert page.locator("svg.chart polyline").get_attribute("stroke") == "green"
 

@@ -1,18 +1,18 @@
-"""The markup of the player pages, pinned: the sections of small Simultané players (one with
+"""The markup of the player pages, pinned: the pages of small Simultané players (one with
 20-deal results, one with none whose id needs escaping) and Face-à-Face players (with and
-without ELO, a bot opponent, an id to escape), in both languages, byte for byte as the
-page-by-page renderer (`html.section` per section) gave them before the pages were put together
-on columns. A change to these pages shows here as a diff to review (and to copy into
-`golden/*.html` when it is meant)."""
+without ELO, a bot opponent, an id to escape), in both languages, byte for byte (the compact
+markup of 2026-12-01, reviewed in a browser). A change to these pages shows here as a diff to
+review (and to copy into `golden/*.html` when it is meant: `DUPLIRANK_GOLDEN=write`)."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
-from flows.site import face_a_face, html, simultane
+from flows.site import face_a_face, simultane
 from flows.site.labels import labels
 from flows.site.model import NO_PREVIOUS
 
@@ -139,26 +139,29 @@ def player_pages_markup(competition: str = "simultane") -> str:
                                            20, crumb, NO_PREVIOUS)  # fmt: skip
         else:
             pages = [p for p in face_a_face.pages(ff_tables(), w, lang, "Europe/Paris")
-                     if p.path.startswith("face-a-face/joueurs/")]  # fmt: skip
-        for page in pages:
-            if page.markup is not None:  # put together on columns
-                script, content = page.script, page.markup.decode()
-            else:
-                script = any(s.get("sortable") or s.get("filter") for s in page.sections)
-                content = html.sections(page.sections, "../../", w)
-            shown.append(f"<!-- {lang} {page.path} | {page.title} | script={script} | "
-                         f"{page.crumbs} -->\n" + content)  # fmt: skip
+                     if p.paths[0].startswith("face-a-face/joueurs/")]  # fmt: skip
+        for made in pages:
+            for i, path in enumerate(made.paths):
+                shown.append(f"<!-- {lang} {path} -->\n" + made.content(i).decode())
     return "\n".join(shown) + "\n"
 
 
+def pinned(markup: str, golden: Path) -> str:
+    if os.environ.get("DUPLIRANK_GOLDEN") == "write":  # after a change meant and reviewed
+        golden.write_text(markup, encoding="utf-8")
+    return golden.read_text(encoding="utf-8")
+
+
 def test_simultane_player_pages_keep_their_markup():
-    assert player_pages_markup() == GOLDEN.read_text(encoding="utf-8")
+    markup = player_pages_markup()
+    assert markup.count("<!-- ") == 4  # P1 and the escaped id: fr, en
+    assert markup == pinned(markup, GOLDEN)
 
 
 def test_face_a_face_player_pages_keep_their_markup():
     markup = player_pages_markup("face_a_face")
     assert markup.count("<!-- ") == 6  # Ann, the escaped id, Zed (ranked, no match): fr, en
-    assert markup == FF_GOLDEN.read_text(encoding="utf-8")
+    assert markup == pinned(markup, FF_GOLDEN)
 
 
 def test_every_text_of_a_player_page_is_escaped():
@@ -166,4 +169,5 @@ def test_every_text_of_a_player_page_is_escaped():
     evil_page = next(p for p in markup if p.startswith("fr simultane/joueurs/~"))
     body = evil_page.split("-->\n", 1)[1]
     assert "<i>" not in body and "T<2>" not in body
-    assert ">T&lt;2&gt;</a>" in body and "tournois/~543c323e.html" in body
+    assert ">T&lt;2&gt;</a>" in body and 'href="../tournois/~543c323e.html"' in body
+    assert "<title>Joueur &lt;i&gt;Zoé &#34;&amp;&#39;&lt;/i&gt; · " in body
