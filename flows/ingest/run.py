@@ -30,12 +30,13 @@ from flows.ingest.parse import release_scratch
 from flows.ingest.read import (
     FileStream,
     Input,
+    Prefetch,
+    RemoteFile,
     input_source,
     is_pbn,
     list_inputs,
     lstat,
     open_input,
-    prefetch,
 )
 from flows.ingest.stage import Sink
 from flows.ingest.validate import FileCheck, Validator
@@ -79,6 +80,8 @@ class Context:
     lines: int = 0
     replayed_reports: list[FileReport] = field(default_factory=list)
     batches: Batches | None = None  # small files validated together (`ingest` only)
+    upcoming: list[Input] = field(default_factory=list)  # the inputs after the current one
+    ahead: _Reading | None = None  # the next input, being read already
 
 
 def open_context(
@@ -117,7 +120,9 @@ def ingest(
     ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes)
     try:
         exclude = wh.root if wh.root is not None else wh.store.url
-        for done, item in enumerate(list_inputs(paths, exclude=exclude), start=1):
+        inputs = list_inputs(paths, exclude=exclude)
+        for done, item in enumerate(inputs, start=1):
+            ctx.upcoming = inputs[done:]
             _ingest_input(ctx, item)
             if ctx.batches.full:  # outside the file's own errors: it was read whole
                 ctx.batches.flush()
@@ -127,6 +132,7 @@ def ingest(
         ctx.sink.finish()
         replayed = replay_late_children(ctx)
     finally:
+        _drop(ctx.ahead)
         ctx.validator.close()
         ctx.sink.close()
     return _result(ctx, replayed)
@@ -160,6 +166,15 @@ def _result(ctx: Context, replayed: int) -> IngestResult:
 
 
 def _ingest_input(ctx: Context, item: Input) -> None:
+    try:
+        _ingest_one(ctx, item)
+    finally:
+        if ctx.ahead is not None and ctx.ahead.path == item.path:  # read ahead, not read
+            _drop(ctx.ahead)
+            ctx.ahead = None
+
+
+def _ingest_one(ctx: Context, item: Input) -> None:
     path = item.path
     try:
         stat = lstat(path) if item.skip else path.stat()
@@ -218,24 +233,79 @@ def _read_file(ctx: Context, path: Path, report: FileReport) -> None:
 
 def _read_lines(ctx: Context, index: int, path: Path) -> None:
     report = ctx.sink.reports[index]
-    stream = FileStream(path, path.name, ctx.opts)
-    check = FileCheck(str(path), report.delivery)
-    cursor = ctx.validator.con.cursor()  # parses in the reader thread, one chunk ahead
+    reading, ctx.ahead = ctx.ahead, None
+    if reading is None or reading.path != path:
+        _drop(reading)
+        reading = _Reading(ctx, path)
+    reading.check.delivery = report.delivery
+    _read_ahead(ctx)  # the next file is read while this one is checked
+    try:
+        for chunk, parse in reading.chunks:
+            _add_chunk(ctx, index, chunk, reading.check, parse)
+    finally:
+        reading.close()
+    report.sha256 = reading.stream.sha256
 
-    def parsed():  # runs in the reader thread
+
+class _Reading:
+    """A file read in one reader thread (bytes, hash, lines) and parsed by DuckDB in the other,
+    a chunk ahead of the checks of the main thread."""
+
+    def __init__(self, ctx: Context, path: Path):
+        self.path = path
+        self.stream = FileStream(path, path.name, ctx.opts)
+        self.check = FileCheck(str(path), delivery=-1)  # its delivery: once it is read
+        self.cursor = ctx.validator.con.cursor()
+        lines = Prefetch(self._lines())  # submitted first: the reading starts first
+        self.chunks = Prefetch(self._parsed(ctx.validator, lines))
+
+    def _lines(self):
+        for chunk in self.stream.chunks():
+            self.check.encoding = self.stream.encoding
+            yield chunk
+
+    def _parsed(self, validator: Validator, lines: Prefetch):
         try:
-            for chunk in stream.chunks():
-                check.encoding = stream.encoding
-                yield chunk, ctx.validator.parse(chunk, check, cursor)
+            for chunk in lines:
+                yield chunk, validator.parse(chunk, self.check, self.cursor)
         finally:
+            lines.close()
             release_scratch()
 
+    def close(self) -> None:
+        self.chunks.close()
+        self.cursor.close()
+
+
+def _drop(reading: _Reading | None) -> None:
+    """A reading started ahead for an input that was not read after all: stopped (its tasks
+    hold the reader threads the next reading needs)."""
+    if reading is not None:
+        reading.close()
+
+
+def _read_ahead(ctx: Context) -> None:
+    """Start reading the next input now when it will be read line by line (not skipped, not
+    unchanged, not PBN, not small, no size of a possible copy): its first chunk is parsed
+    while the main thread checks the last ones of this file. Its report is made in its turn
+    (if it then turns out not to be read, the reading is dropped)."""
+    if not ctx.upcoming:
+        return
+    item = ctx.upcoming[0]
+    path = item.path
+    if item.skip or is_pbn(path) or isinstance(path, RemoteFile):
+        return
     try:
-        for chunk, parse in prefetch(parsed()):
-            _add_chunk(ctx, index, chunk, check, parse)
-    finally:
-        cursor.close()
-    report.sha256 = stream.sha256
+        stat = path.stat()
+    except OSError:
+        return
+    if (
+        ctx.state.unchanged(str(path), stat.st_size, stat.st_mtime_ns) is not None
+        or stat.st_size in ctx.state.sizes
+        or (ctx.batches is not None and ctx.batches.takes(stat.st_size))
+    ):
+        return
+    ctx.ahead = _Reading(ctx, path)
 
 
 class _Small:

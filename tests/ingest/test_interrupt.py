@@ -27,9 +27,12 @@ def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_pa
     monkeypatch.setattr(Validator, "check", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, path, ingest={"chunk_bytes": 4096})
-    # the reader thread stopped reading that file: it is free for the next one at once
-    assert read._reader().submit(lambda: "free").result(timeout=5) == "free"
-    assert len([t for t in threading.enumerate() if t.name.startswith("ingest-reader")]) <= 1
+    # the two reader threads stopped reading that file: both are free for the next one at
+    # once (two tasks that wait for each other both finish), and there are no others
+    both = threading.Barrier(2, timeout=5)
+    tasks = [read._reader().submit(both.wait) for _ in range(2)]
+    assert sorted(t.result(timeout=5) for t in tasks) == [0, 1]
+    assert len([t for t in threading.enumerate() if t.name.startswith("ingest-reader")]) <= 2
     wh_root = tmp_path / "wh"
     assert not (wh_root / "manifest.json").exists()  # nothing published
     monkeypatch.setattr(Validator, "check", real)

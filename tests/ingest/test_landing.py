@@ -4,6 +4,7 @@ out are refused, a night with nothing new stages nothing."""
 from __future__ import annotations
 
 import os
+import threading
 
 import polars as pl
 
@@ -153,3 +154,44 @@ def test_a_file_failing_in_the_middle_stages_nothing_of_it(tmp_path, monkeypatch
     _, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert accepted(wh, "simultane_deal", path) == list(range(1, 301))
     assert reasons(wh, path) == [(301, "invalid JSON")]
+
+
+def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path, monkeypatch):
+    """While a file is checked the next one is already read (reader threads): a copy found
+    in its turn is `already_ingested` (its reading dropped), an I/O error of the file read
+    ahead is that file's, and the others are ingested whole."""
+    from flows.ingest import read
+    from flows.ingest import run as ingest_run
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    first = write(landing / "a.jsonl", [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(200)])
+    copy = landing / "b.jsonl"
+    copy.write_bytes(first.read_bytes())
+    failing = write(landing / "c.jsonl", [dumps(deal(f"q{i:03d}", 1 + i % 2)) for i in range(200)])
+    last = write(landing / "d.jsonl", [dumps(deal(f"r{i:03d}", 1 + i % 2)) for i in range(200)])
+    real = read.FileStream._blocks
+    started = []
+    real_reading = ingest_run._Reading.__init__
+
+    def reading(self, ctx, path):
+        started.append(path.name)
+        real_reading(self, ctx, path)
+
+    def fails_late(self):
+        for n, block in enumerate(real(self)):
+            if n == 2 and self.name == "c.jsonl":
+                raise OSError(5, "Input/output error")
+            yield block
+
+    monkeypatch.setattr(read.FileStream, "_blocks", fails_late)
+    monkeypatch.setattr(ingest_run._Reading, "__init__", reading)
+    result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
+    assert [f.status for f in result.files] == [
+        "ingested", "already_ingested", "error: Input/output error", "ingested"]  # fmt: skip
+    assert started == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]  # each read ahead of its turn
+    assert accepted(wh, "simultane_deal", first) == list(range(1, 201))
+    assert accepted(wh, "simultane_deal", failing) == [] and reasons(wh, failing) == []
+    assert accepted(wh, "simultane_deal", last) == list(range(1, 201))
+    both = threading.Barrier(2, timeout=5)  # both reader threads free again
+    assert sorted(t.result(5) for t in [read._reader().submit(both.wait) for _ in "ab"]) == [0, 1]
