@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from flows.ingest.validate import Checked, FileCheck
+from flows.ingest.validate import Checked
 from transforms.bridge.pbn import decode_pbn, parse_pbn
 from transforms.record_types import RECORD_TYPES
 
@@ -36,11 +36,10 @@ def ingest_pbn(ctx: Context, index: int, path: Path, name: str | None = None) ->
     report.sha256 = hashlib.sha256(data).hexdigest()
     event_id = Path(name).name.split(".")[0]
     parsed = parse_pbn(data, name, event_id, delivery=report.delivery)
-    check = FileCheck(name, report.delivery)
     rows, rejected = {}, []
     for record_type, frame in parsed.frames.items():
         if frame.height:
-            accepted, bad = _check(ctx, record_type, frame, check)
+            accepted, bad = _check(ctx, record_type, frame)
             rows[record_type] = accepted
             rejected.append(bad)
     lines = decode_pbn(data)[0].splitlines()
@@ -55,12 +54,12 @@ def ingest_pbn(ctx: Context, index: int, path: Path, name: str | None = None) ->
     ctx.sink.add(index, Checked({k: v for k, v in rows.items() if v.height}, quarantine), None)
 
 
-def _check(ctx: Context, record_type: str, frame: pl.DataFrame, check: FileCheck):
+def _check(ctx: Context, record_type: str, frame: pl.DataFrame):
     """(accepted rows with their JSON as `_raw`, quarantine rows) of one record type."""
     rt = RECORD_TYPES[record_type]
     as_json = pl.struct(pl.lit(record_type).alias("type"), *rt.fields).struct.json_encode()
     typed = frame.with_row_index("_pos").with_columns(as_json.alias("_raw"))
-    accepted, rejected = ctx.validator.check_typed(rt, typed, check, keep=["_raw"])
+    accepted, rejected = ctx.validator.check_typed(rt, typed, keep=["_raw"])
     raw = typed.select("_pos", "_raw")
     quarantine = rejected.join(raw, on="_pos", how="left").select(
         "line_no", pl.col("_raw").alias("raw"), "reason", "rule"

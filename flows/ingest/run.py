@@ -240,16 +240,18 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
     reading.check.delivery = report.delivery
     _read_ahead(ctx)  # the next file is read while this one is checked
     try:
-        for chunk, parse in reading.chunks:
-            _add_chunk(ctx, index, chunk, reading.check, parse)
+        for chunk, prepared in reading.chunks:
+            checked = ctx.validator.finish(prepared, chunk, reading.check)
+            _staged(ctx, index, chunk, checked)
     finally:
         reading.close()
     report.sha256 = reading.stream.sha256
 
 
 class _Reading:
-    """A file read in one reader thread (bytes, hash, lines) and parsed by DuckDB in the other,
-    a chunk ahead of the checks of the main thread."""
+    """A file read in one reader thread (bytes, hash, lines) and parsed and checked in the
+    other (`Validator.prepare`: all but the copies of earlier lines), a chunk ahead of the
+    main thread (`Validator.finish`, staging)."""
 
     def __init__(self, ctx: Context, path: Path):
         self.path = path
@@ -267,7 +269,7 @@ class _Reading:
     def _parsed(self, validator: Validator, lines: Prefetch):
         try:
             for chunk in lines:
-                yield chunk, validator.parse(chunk, self.check, self.cursor)
+                yield chunk, validator.prepare(chunk, self.check, con=self.cursor)
         finally:
             lines.close()
             release_scratch()
@@ -345,8 +347,11 @@ def _add_small(ctx: Context, index: int, small: _Small) -> None:
     report.sha256 = small.stream.sha256
 
 
-def _add_chunk(ctx: Context, index: int, chunk, check: FileCheck, parse=None) -> None:
-    checked = ctx.validator.check(chunk, check, parse)
+def _add_chunk(ctx: Context, index: int, chunk, check: FileCheck) -> None:
+    _staged(ctx, index, chunk, ctx.validator.check(chunk, check))
+
+
+def _staged(ctx: Context, index: int, chunk, checked) -> None:
     ctx.sink.reports[index].lines_read += chunk.lines
     ctx.lines += chunk.lines
     ctx.sink.add(index, checked, chunk)

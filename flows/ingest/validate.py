@@ -137,6 +137,13 @@ class Parsed(NamedTuple):
     fields: tuple[str, ...]  # the fields it asked for
 
 
+class Prepared(NamedTuple):
+    """A chunk checked but for the copies of the file's earlier lines (`Validator.prepare`)."""
+
+    rows: dict[str, pl.DataFrame]  # record type -> accepted rows (fields, `line_no`, `_pos`, …)
+    rejected: pl.DataFrame  # REJECTED columns, `raw`, and the text's hash (`_h1`, `_h2`)
+
+
 @dataclass
 class Checked:
     rows: dict[str, pl.DataFrame]  # record type -> bronze-shaped rows (`month` null, `_pos`)
@@ -181,21 +188,49 @@ class Validator:
         return tuple(sorted({"type", *(f for t in types for f in self.types[t].fields)}))
 
     def check(self, chunk: Chunk, file: FileCheck, parsed: Parsed | None = None) -> Checked:
-        parsed, fields = parsed or self.parse(chunk, file)
+        return self.finish(self.prepare(chunk, file, parsed), chunk, file)
+
+    def prepare(
+        self,
+        chunk: Chunk,
+        file: FileCheck,
+        parsed: Parsed | None = None,
+        con: duckdb.DuckDBPyConnection | None = None,
+    ) -> Prepared:
+        """Every check of a chunk that needs none of the file's earlier lines (all of them but
+        the copies of earlier lines): run by the thread that parsed it (`con`, its cursor)
+        while the main thread finishes the chunk before."""
+        con = con or self.con
+        parsed, fields = parsed or self.parse(chunk, file, con)
         parsed, bad = self._line_checks(parsed, file)
         rejected = [bad]
         rows = {}
         present = sorted(parsed.select(pl.col("_type").filter("_record").unique())["_type"])
-        parsed = self._all_fields(parsed, present, fields, chunk)
+        parsed = self._all_fields(con, parsed, present, fields, chunk)
         for type_name in present:
             rt = self.types[type_name]
             mine = pl.col("_record") & (pl.col("_type") == type_name)
-            accepted, bad = self._check_type(rt, parsed, mine, chunk, file, alone=len(present) == 1)
+            accepted, bad = self._check_type(con, rt, parsed, mine, chunk, alone=len(present) == 1)
             rejected.append(bad)
-            if accepted.height:
-                rows[rt.name] = accepted
+            rows[type_name] = accepted
         file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
-        quarantine = _with_raw(pl.concat(rejected), chunk, file)
+        return Prepared(rows, _with_raw(pl.concat(rejected), chunk))
+
+    def finish(self, prepared: Prepared, chunk: Chunk, file: FileCheck) -> Checked:
+        """The checks against the file's earlier lines (same key, same text), in line order of
+        the chunks: bronze and quarantine rows."""
+        rows, copies = {}, []
+        for type_name, accepted in prepared.rows.items():
+            rt = self.types[type_name]
+            accepted, same = _same_key(rt, accepted, file)
+            copies.append(same)
+            if accepted.height:
+                rows[rt.name] = _bronze(rt, accepted, file)
+        quarantine = _copies_of_rejected(prepared.rejected, file).select(*QUARANTINE)
+        if any(c.height for c in copies):
+            copied = pl.concat(copies)
+            copied = copied.with_columns(raw=raw_texts(chunk.raw, copied["_pos"]))
+            quarantine = pl.concat([quarantine, copied.select(*QUARANTINE)])
         if file.batch is not None:  # each row to its file, numbered in it
             rows = {k: _to_files(v, file.batch) for k, v in rows.items()}
             return Checked(rows, _to_files(quarantine, file.batch))
@@ -209,7 +244,12 @@ class Validator:
         return Checked(rows, quarantine)
 
     def _all_fields(
-        self, parsed: pl.DataFrame, present: list[str], fields: tuple[str, ...], chunk: Chunk
+        self,
+        con: duckdb.DuckDBPyConnection,
+        parsed: pl.DataFrame,
+        present: list[str],
+        fields: tuple[str, ...],
+        chunk: Chunk,
     ) -> pl.DataFrame:
         """Lines of a record type first seen in this chunk (the parse asked only for the
         fields of the types seen before): their missing fields, from a second parse."""
@@ -219,7 +259,7 @@ class Validator:
         covered = list(_covered(self.types, fields))
         late = parsed.filter(pl.col("_record") & ~pl.col("_type").is_in(covered))
         lines = pa.array(lines_at(chunk.raw, late["_pos"]), pa.large_binary())
-        texts = parse_chunk(self.con, late["line_no"].to_numpy(), lines, missing)
+        texts = parse_chunk(con, late["line_no"].to_numpy(), lines, missing)
         texts = texts.select("line_no", *missing)
         return parsed.join(texts, on="line_no", how="left", maintain_order="left")
 
@@ -246,14 +286,15 @@ class Validator:
     # ------------------------------------------------------------------ record level
     def _check_type(
         self,
+        con: duckdb.DuckDBPyConnection,
         rt: RecordType,
         parsed: pl.DataFrame,
         mine: pl.Expr,
         chunk: Chunk,
-        file: FileCheck,
         alone: bool,
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(accepted bronze rows, rejected rows) of the lines of one record type (`mine`).
+        """(accepted rows, rejected rows) of the lines of one record type (`mine`), before the
+        same-key check (`finish`).
 
         Every line is typed and screened at once (`decode.typed`, then the declaration's
         rules as one column, `_screen`); a line that decodes, lies in the window and passes
@@ -273,19 +314,18 @@ class Validator:
             accepted, rejected = typed.select(columns), pl.DataFrame(schema=REJECTED)
         else:
             odd = typed.filter(~pl.col("_passed") & pl.col("_mine"))
-            accepted, rejected = self._check_odd(rt, odd, file, keep)
+            accepted, rejected = self._check_odd(rt, odd, keep)
             fast = typed.select(*columns, "_passed", "_mine").filter(passed).select(columns)
             if accepted.height:  # rows stay in line order (same-key copies name the first)
                 accepted = pl.concat([fast, accepted.select(columns)]).sort("_pos")
             else:
                 accepted = fast
-        accepted = _with_extra(self.con, rt, accepted, chunk)
+        accepted = _with_extra(con, rt, accepted, chunk)
         accepted, not_finite = _not_finite(rt, accepted)
-        accepted, copies = _same_key(rt, accepted, file)
-        return _bronze(rt, accepted, file), pl.concat([rejected, not_finite, copies])
+        return accepted, pl.concat([rejected, not_finite])
 
     def _check_odd(
-        self, rt: RecordType, odd: pl.DataFrame, file: FileCheck, keep: list[str]
+        self, rt: RecordType, odd: pl.DataFrame, keep: list[str]
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The lines the screen did not pass: texts decoded the slow way where they can be,
         then checked against the declaration one rule at a time (with the reasons)."""
@@ -295,10 +335,10 @@ class Validator:
             repaired = decode.repair(rt, flagged, self.window)
             odd = pl.concat([odd.filter(~pl.any_horizontal(flags)), repaired], rechunk=True)
         odd = odd.with_columns(_may_have_extra(rt))
-        return self.check_typed(rt, odd, file, keep)
+        return self.check_typed(rt, odd, keep)
 
     def check_typed(
-        self, rt: RecordType, typed: pl.DataFrame, file: FileCheck, keep: list[str] = ()
+        self, rt: RecordType, typed: pl.DataFrame, keep: list[str] = ()
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """Typed rows against the declaration and the window: (accepted rows with the fields,
         `line_no`, `_pos` and the `keep` columns; rejected rows, each with the first check
@@ -449,19 +489,17 @@ def _texts(lines: list[bytes]) -> pl.Series:
 NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
 
 
-def _copies_of_rejected(rows: pl.DataFrame, lines: list[bytes], file: FileCheck) -> pl.DataFrame:
+def _copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     """`duplicate of line N` for rejected lines whose text an earlier rejected line had
-    (an accepted line's copy is found by its key, `_same_key`)."""
+    (an accepted line's copy is found by its key, `_same_key`); `_with_raw` hashed them."""
     eligible = ~rows["rule"].is_in(NOT_COPIES).to_numpy()
     if not eligible.any():
         return rows
-    digests = [hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=16).digest() for line in lines]
-    h = np.frombuffer(b"".join(digests), dtype=np.uint64).reshape(-1, 2)
     line_no = rows["line_no"].to_numpy()
     first = line_no.copy()
     first[eligible], _ = file.lines.first_lines(
-        file.mix(np.ascontiguousarray(h[eligible, 0]), line_no[eligible]),
-        np.ascontiguousarray(h[eligible, 1]), line_no[eligible],
+        file.mix(rows["_h1"].to_numpy()[eligible], line_no[eligible]),
+        rows["_h2"].to_numpy()[eligible], line_no[eligible],
     )  # fmt: skip
     copy = pl.Series(first < line_no)
     return rows.with_columns(
@@ -472,12 +510,17 @@ def _copies_of_rejected(rows: pl.DataFrame, lines: list[bytes], file: FileCheck)
     )  # fmt: skip
 
 
-def _with_raw(rejected: pl.DataFrame, chunk: Chunk, file: FileCheck) -> pl.DataFrame:
-    """Quarantine rows: the rejected lines with their text; a line that is the same text as
-    an earlier rejected line of the file is its `duplicate`; invalid JSON explained."""
+def _with_raw(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
+    """Rejected rows with their text (`raw`), invalid JSON explained, and a 128-bit hash of
+    the text (`_h1`, `_h2`: is it the same text as an earlier rejected line of the file?)."""
     lines = lines_at(chunk.raw, rejected["_pos"])
-    rows = rejected.with_columns(raw=_texts(lines))
-    rows = _copies_of_rejected(rows, lines, file)
+    digests = [hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=16).digest() for line in lines]
+    h = np.frombuffer(b"".join(digests), dtype=np.uint64).reshape(-1, 2)
+    rows = rejected.with_columns(
+        raw=_texts(lines),
+        _h1=pl.Series(h[:, 0], dtype=pl.UInt64),
+        _h2=pl.Series(h[:, 1], dtype=pl.UInt64),
+    )
     json_rows = rows["rule"] == "invalid_json"
     if json_rows.any():
         explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
@@ -485,7 +528,7 @@ def _with_raw(rejected: pl.DataFrame, chunk: Chunk, file: FileCheck) -> pl.DataF
             pl.when(json_rows).then(pl.Series(_spread(json_rows, explained))).otherwise("reason")
             .alias("reason")
         )  # fmt: skip
-    return rows.select(*QUARANTINE)
+    return rows
 
 
 def _spread(mask: pl.Series, values: list[str]) -> list[str | None]:

@@ -37,13 +37,13 @@ RUN_COLUMNS = ("run_id", "ingested_at", "logged_at")
 def checks(monkeypatch) -> list[int]:
     """The number of lines of every chunk validated."""
     sizes: list[int] = []
-    check = Validator.check
+    finish = Validator.finish
 
-    def counted(self, chunk, file, parsed=None):
+    def counted(self, prepared, chunk, file):
         sizes.append(len(chunk.line_no))
-        return check(self, chunk, file, parsed)
+        return finish(self, prepared, chunk, file)
 
-    monkeypatch.setattr(Validator, "check", counted)
+    monkeypatch.setattr(Validator, "finish", counted)
     return sizes
 
 

@@ -15,16 +15,16 @@ from .cases import assert_total, deal, dumps, run, table, write
 
 def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_path, monkeypatch):
     path = write(tmp_path / "day.jsonl", [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(400)])
-    real = Validator.check
+    real = Validator.finish
     calls = []
 
-    def interrupted(self, chunk, file, parsed=None):
+    def interrupted(self, prepared, chunk, file):
         calls.append(1)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(self, chunk, file, parsed)
+        return real(self, prepared, chunk, file)
 
-    monkeypatch.setattr(Validator, "check", interrupted)
+    monkeypatch.setattr(Validator, "finish", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, path, ingest={"chunk_bytes": 4096})
     # the two reader threads stopped reading that file: both are free for the next one at
@@ -35,7 +35,7 @@ def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_pa
     assert len([t for t in threading.enumerate() if t.name.startswith("ingest-reader")]) <= 2
     wh_root = tmp_path / "wh"
     assert not (wh_root / "manifest.json").exists()  # nothing published
-    monkeypatch.setattr(Validator, "check", real)
+    monkeypatch.setattr(Validator, "finish", real)
     _, wh = run(tmp_path, path, ingest={"chunk_bytes": 4096})
     assert table(wh, "simultane_deal").height == 400
     assert_total(wh, path)
