@@ -469,14 +469,17 @@ def _empty_chunk() -> Chunk:
 _READER: ThreadPoolExecutor | None = None
 
 
+READER_THREADS = 3  # a file is read, parsed and checked in three stages (`flows.ingest.run`)
+
+
 def _reader() -> ThreadPoolExecutor:
-    """The reader threads of the process, two: a file is read (bytes, hash, lines) in one and
-    parsed in the other while its previous chunk is checked (`prefetch` of a `prefetch`). A
-    pool, not a thread per file, which left the allocator's per-thread memory behind each time
-    (measured: +3 MB a chunk over a 4 M-line run)."""
+    """The reader threads of the process: a file is read (bytes, hash, lines) in one, parsed
+    in another and checked in the third while the main thread finishes the chunk before
+    (`prefetch`es of `prefetch`es). A pool, not a thread per file, which left the allocator's
+    per-thread memory behind each time (measured: +3 MB a chunk over a 4 M-line run)."""
     global _READER
     if _READER is None:
-        _READER = ThreadPoolExecutor(2, thread_name_prefix="ingest-reader")
+        _READER = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="ingest-reader")
     return _READER
 
 

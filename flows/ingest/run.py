@@ -249,17 +249,20 @@ def _read_lines(ctx: Context, index: int, path: Path) -> None:
 
 
 class _Reading:
-    """A file read in one reader thread (bytes, hash, lines) and parsed and checked in the
-    other (`Validator.prepare`: all but the copies of earlier lines), a chunk ahead of the
+    """A file read in one reader thread (bytes, hash, lines), parsed by DuckDB in another
+    (with its line-level checks: `Validator.parse`) and checked in the third (all but the
+    copies of earlier lines: `Validator.prepare`), a chunk ahead of each other and of the
     main thread (`Validator.finish`, staging)."""
 
     def __init__(self, ctx: Context, path: Path):
         self.path = path
         self.stream = FileStream(path, path.name, ctx.opts)
         self.check = FileCheck(str(path), delivery=-1)  # its delivery: once it is read
-        self.cursor = ctx.validator.con.cursor()
-        lines = Prefetch(self._lines())  # submitted first: the reading starts first
-        self.chunks = Prefetch(self._parsed(ctx.validator, lines))
+        self.cursors = [ctx.validator.con.cursor() for _ in range(2)]
+        # submitted in order: the reading starts first
+        lines = Prefetch(self._lines())
+        parsed = Prefetch(self._parsed(ctx.validator, lines))
+        self.chunks = Prefetch(self._prepared(ctx.validator, parsed))
 
     def _lines(self):
         for chunk in self.stream.chunks():
@@ -269,14 +272,22 @@ class _Reading:
     def _parsed(self, validator: Validator, lines: Prefetch):
         try:
             for chunk in lines:
-                yield chunk, validator.prepare(chunk, self.check, con=self.cursor)
+                yield chunk, validator.parse(chunk, self.check, self.cursors[0])
         finally:
             lines.close()
             release_scratch()
 
+    def _prepared(self, validator: Validator, parsed: Prefetch):
+        try:
+            for chunk, parse in parsed:
+                yield chunk, validator.prepare(chunk, self.check, parse, self.cursors[1])
+        finally:
+            parsed.close()
+
     def close(self) -> None:
         self.chunks.close()
-        self.cursor.close()
+        for cursor in self.cursors:
+            cursor.close()
 
 
 def _drop(reading: _Reading | None) -> None:

@@ -133,8 +133,12 @@ class FileCheck:
 
 
 class Parsed(NamedTuple):
-    frame: pl.DataFrame  # `parse_chunk`'s rows, with their position in the chunk (`_pos`)
-    fields: tuple[str, ...]  # the fields it asked for
+    """A chunk parsed and checked line by line (`Validator.parse`)."""
+
+    frame: pl.DataFrame  # `parse_chunk`'s rows, `_pos` (place in the chunk), `_type`, `_record`
+    fields: tuple[str, ...]  # the fields the parse asked for
+    rejected: pl.DataFrame  # REJECTED rows of the lines that are no record of a known type
+    present: list[str]  # the record types of its records
 
 
 class Prepared(NamedTuple):
@@ -169,12 +173,17 @@ class Validator:
     def parse(
         self, chunk: Chunk, file: FileCheck, con: duckdb.DuckDBPyConnection | None = None
     ) -> Parsed:
-        """The DuckDB parse of a chunk (`con`: a cursor of this validator's connection, when
-        it runs in another thread: the next chunk is parsed while this one is checked)."""
+        """The DuckDB parse of a chunk and its line-level checks (`con`: a cursor of this
+        validator's connection, when it runs in another thread: the next chunk is parsed while
+        this one is checked). The fields asked of the file's next chunks are those of the
+        record types seen so far."""
         con = con or self.con
         fields = file.fields or self._sampled_fields(con, chunk)
-        frame = parse_chunk(con, chunk.line_no, chunk.raw, fields)
-        return Parsed(frame.with_row_index("_pos"), fields)
+        frame = parse_chunk(con, chunk.line_no, chunk.raw, fields).with_row_index("_pos")
+        frame, rejected = self._line_checks(frame, file)
+        present = sorted(frame.select(pl.col("_type").filter("_record").unique())["_type"])
+        file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
+        return Parsed(frame, fields, rejected, present)
 
     def _sampled_fields(self, con: duckdb.DuckDBPyConnection, chunk: Chunk) -> tuple[str, ...]:
         """The fields of the record types of a file's first lines (a file holds one or a few
@@ -201,19 +210,16 @@ class Validator:
         the copies of earlier lines): run by the thread that parsed it (`con`, its cursor)
         while the main thread finishes the chunk before."""
         con = con or self.con
-        parsed, fields = parsed or self.parse(chunk, file, con)
-        parsed, bad = self._line_checks(parsed, file)
-        rejected = [bad]
-        rows = {}
-        present = sorted(parsed.select(pl.col("_type").filter("_record").unique())["_type"])
-        parsed = self._all_fields(con, parsed, present, fields, chunk)
+        parsed = parsed or self.parse(chunk, file, con)
+        present = parsed.present
+        frame = self._all_fields(con, parsed.frame, present, parsed.fields, chunk)
+        rejected, rows = [parsed.rejected], {}
         for type_name in present:
             rt = self.types[type_name]
             mine = pl.col("_record") & (pl.col("_type") == type_name)
-            accepted, bad = self._check_type(con, rt, parsed, mine, chunk, alone=len(present) == 1)
+            accepted, bad = self._check_type(con, rt, frame, mine, chunk, alone=len(present) == 1)
             rejected.append(bad)
             rows[type_name] = accepted
-        file.fields = tuple(sorted({*fields, *(f for t in present for f in self.types[t].fields)}))
         return Prepared(rows, _with_raw(pl.concat(rejected), chunk))
 
     def finish(self, prepared: Prepared, chunk: Chunk, file: FileCheck) -> Checked:

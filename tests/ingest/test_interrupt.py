@@ -27,12 +27,14 @@ def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_pa
     monkeypatch.setattr(Validator, "finish", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, path, ingest={"chunk_bytes": 4096})
-    # the two reader threads stopped reading that file: both are free for the next one at
-    # once (two tasks that wait for each other both finish), and there are no others
-    both = threading.Barrier(2, timeout=5)
-    tasks = [read._reader().submit(both.wait) for _ in range(2)]
-    assert sorted(t.result(timeout=5) for t in tasks) == [0, 1]
-    assert len([t for t in threading.enumerate() if t.name.startswith("ingest-reader")]) <= 2
+    # the reader threads stopped reading that file: all are free for the next one at once
+    # (tasks that wait for each other all finish), and there are no others
+    threads = read.READER_THREADS
+    every = threading.Barrier(threads, timeout=5)
+    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
+    assert sorted(t.result(timeout=5) for t in tasks) == list(range(threads))
+    readers = [t for t in threading.enumerate() if t.name.startswith("ingest-reader")]
+    assert len(readers) <= threads
     wh_root = tmp_path / "wh"
     assert not (wh_root / "manifest.json").exists()  # nothing published
     monkeypatch.setattr(Validator, "finish", real)

@@ -193,5 +193,7 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     assert accepted(wh, "simultane_deal", first) == list(range(1, 201))
     assert accepted(wh, "simultane_deal", failing) == [] and reasons(wh, failing) == []
     assert accepted(wh, "simultane_deal", last) == list(range(1, 201))
-    both = threading.Barrier(2, timeout=5)  # both reader threads free again
-    assert sorted(t.result(5) for t in [read._reader().submit(both.wait) for _ in "ab"]) == [0, 1]
+    threads = read.READER_THREADS
+    every = threading.Barrier(threads, timeout=5)  # every reader thread free again
+    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
+    assert sorted(t.result(5) for t in tasks) == list(range(threads))
