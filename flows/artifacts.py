@@ -13,6 +13,8 @@ the CLI's final summary shows the same counts.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 from pathlib import Path
 
@@ -35,16 +37,17 @@ def _run_shas(summary) -> list[str]:
     return sorted({f.sha256 for f in ingest.files if f.sha256 and f.status != "already_ingested"})
 
 
-def quarantine_reasons(warehouse: Path, summary) -> dict[str, int]:
-    """Lines quarantined by this run's files, by reason (most frequent first)."""
+def quarantine_reasons(warehouse: Path, summary, session=None) -> dict[str, int]:
+    """Lines quarantined by this run's files, by reason (most frequent first); `session`: a
+    `flows.query.Session` of the warehouse to run the query on."""
     from flows.query import run_sql
 
     shas = _run_shas(summary)
     if not shas or not sum(f.rows_quarantined for f in summary.ingest.files):
         return {}
+    query = session.run if session is not None else functools.partial(run_sql, warehouse)
     try:
-        frame = run_sql(
-            warehouse,
+        frame = query(
             r"""
             select regexp_replace(reason, '(^|[\s.(=])[0-9]+', '\1N', 'g') as reason,
                    count(*) as n
@@ -113,39 +116,35 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
     """
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    from flows.query import run_sql
-    from flows.report import REPORTS
-    from transforms.sql_models import model_sql
+    from flows.query import Session
+    from flows.report import top_rows
 
     ids = []
     try:
-        reasons = quarantine_reasons(settings.warehouse, summary)
-        ids.append(
-            create_markdown_artifact(
-                key=SUMMARY_KEY,
-                markdown=summary_markdown(summary, reasons, flow),
-                description=f"what this {flow} run did",
-            )
-        )
         try:
-            views = set(
-                run_sql(settings.warehouse, "select view_name from duckdb_views()")["view_name"]
-            )
+            session = Session(settings.warehouse)
         except UserError:  # nothing published yet
-            views = set()
-        for title, table, name in REPORTS:
-            if table not in views:
-                continue
-            frame = run_sql(settings.warehouse, model_sql(f"reports/{name}"), {"top": top})
-            if frame.is_empty():  # every public table is a view, empty until it has rows
-                continue
+            session = None
+        with session or contextlib.nullcontext():
+            reasons = quarantine_reasons(settings.warehouse, summary, session)
             ids.append(
-                create_table_artifact(
-                    key=f"{table.replace('_', '-')}-top",
-                    table=_jsonable(frame),
-                    description=title,
+                create_markdown_artifact(
+                    key=SUMMARY_KEY,
+                    markdown=summary_markdown(summary, reasons, flow),
+                    description=f"what this {flow} run did",
                 )
             )
+            for title, table, frame in top_rows(session, top) if session else ():
+                if isinstance(frame, UserError):
+                    logger.warning("artifact %s not published: %s", table, frame)
+                    continue
+                ids.append(
+                    create_table_artifact(
+                        key=f"{table.replace('_', '-')}-top",
+                        table=_jsonable(frame),
+                        description=title,
+                    )
+                )
     except Exception:  # noqa: BLE001  (reported in the run's log, the run has succeeded)
         logger.warning("could not publish the run's Prefect artifacts", exc_info=True)
     return ids

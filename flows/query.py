@@ -401,10 +401,29 @@ def run_sql(
 
     Same checks, connection and timeout as `duplirank sql`; the rows are held (max_rows unused).
     """
-    limits = limits or SqlLimits()
-    statement = check_statement(query)
-    con = connect_read_only(warehouse, limits)
-    return _bounded(con, limits.timeout_s, lambda: _relation(con, statement, params).pl())
+    with Session(warehouse, limits) as session:
+        return session.run(query, params)
+
+
+class Session:
+    """Read-only queries on one connection (`connect_read_only`: opening it costs more than
+    a small query), each checked and bounded as `run_sql`'s; closed at the end of a `with`."""
+
+    def __init__(self, warehouse: Path | str | Warehouse, limits: SqlLimits | None = None):
+        self.limits = limits or SqlLimits()
+        self.con = connect_read_only(warehouse, self.limits)
+
+    def run(self, query: str, params: dict | list | None = None) -> pl.DataFrame:
+        statement = check_statement(query)
+        con = self.con
+        work = lambda: _relation(con, statement, params).pl()  # noqa: E731
+        return _bounded(con, self.limits.timeout_s, work, close=False)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.con.close()
 
 
 def print_sql(
@@ -457,9 +476,12 @@ def _check_parameters(statement: duckdb.Statement, params: dict) -> None:
         raise UserError("--param " + ", ".join(unused) + ": the query has no such $name")
 
 
-def _bounded(con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable):
+def _bounded(
+    con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable, close: bool = True
+):
     """Run `work()` in a worker thread; interrupt the connection at the deadline, or when the
-    calling thread gets KeyboardInterrupt (Ctrl-C). The connection is closed at the end.
+    calling thread gets KeyboardInterrupt (Ctrl-C). The connection is closed at the end
+    (`close`; else only when the query was stopped).
 
     DuckDB runs a query without giving Python's main thread a chance to handle Ctrl-C; here the
     main thread only waits (on an Event: an interrupted `Thread.join` can leave the thread
@@ -478,9 +500,10 @@ def _bounded(con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable):
 
     worker = threading.Thread(target=target, name="duplirank-sql", daemon=True)
     deadline = time.monotonic() + timeout_s if timeout_s > 0 else math.inf
+    finished = False
     try:
         worker.start()
-        while not done.wait(min(0.1, max(deadline - time.monotonic(), 0.0))):
+        while not (finished := done.wait(min(0.1, max(deadline - time.monotonic(), 0.0)))):
             if time.monotonic() >= deadline:
                 _stop(con, done)
                 raise UserError(
@@ -490,8 +513,8 @@ def _bounded(con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable):
         _stop(con, done)
         raise
     finally:
-        if done.is_set():  # else the worker still uses it: left to the end of the process
-            con.close()
+        if done.is_set() and (close or not finished):
+            con.close()  # if the worker still uses it: left to the end of the process
     if "error" in box:
         raise _user_error(box["error"])
     return box["value"]

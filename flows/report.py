@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
+
 from flows.errors import UserError
-from flows.query import format_frame, run_sql
+from flows.query import Session, format_frame
 from transforms.sql_models import model_sql
 
 # (title, the table it reads, its query: sql/reports/<name>.sql)
@@ -16,20 +19,32 @@ REPORTS = (
 )
 
 
-def rankings_text(warehouse: Path, top: int = 10) -> str:
-    parts = []
-    tables = set(run_sql(warehouse, "select view_name from duckdb_views()")["view_name"])
+def top_rows(
+    session: Session, top: int = 10
+) -> Iterator[tuple[str, str, pl.DataFrame | UserError]]:
+    """(title, table, top rows) of each ranking that has rows; a ranking that cannot be read
+    gives its UserError as the rows."""
+    tables = set(session.run("select view_name from duckdb_views()")["view_name"])
     for title, table, name in REPORTS:
         if table not in tables:
             continue
         try:
-            frame = run_sql(warehouse, model_sql(f"reports/{name}"), {"top": top})
+            frame = session.run(model_sql(f"reports/{name}"), {"top": top})
         except UserError as err:
-            parts.append(f"{title}: unavailable ({err})")
+            yield title, table, err
             continue
-        if frame.is_empty():  # every public table is a view, empty until it has rows
-            continue
-        parts.append(f"{title}\n{format_frame(frame, 'table')}")
+        if not frame.is_empty():  # every public table is a view, empty until it has rows
+            yield title, table, frame
+
+
+def rankings_text(warehouse: Path, top: int = 10) -> str:
+    parts = []
+    with Session(warehouse) as session:
+        for title, _, frame in top_rows(session, top):
+            if isinstance(frame, UserError):
+                parts.append(f"{title}: unavailable ({frame})")
+            else:
+                parts.append(f"{title}\n{format_frame(frame, 'table')}")
     parts.append(
         f"Tables: {Path(warehouse).resolve()}/duplirank.duckdb (open read-only), "
         f'or `duplirank sql "select …" --warehouse {warehouse}`'
