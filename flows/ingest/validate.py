@@ -11,6 +11,10 @@ the first failing check in this order: field by field as declared (not decodable
 its own checks, outside the window), then the cross-field rules. Reasons are worded with
 expressions on the failing rows only; Python sees only lines DuckDB calls invalid JSON, to
 tell a NUL byte or a lone surrogate from other errors.
+
+`parse` and `prepare` need nothing of the file's earlier chunks (but the fields to ask for):
+the ingest runs them in reader threads, a chunk ahead; `finish` (the copies of earlier lines,
+by key and by text) runs in the main thread, chunk after chunk in line order.
 """
 
 from __future__ import annotations
@@ -207,8 +211,8 @@ class Validator:
         con: duckdb.DuckDBPyConnection | None = None,
     ) -> Prepared:
         """Every check of a chunk that needs none of the file's earlier lines (all of them but
-        the copies of earlier lines): run by the thread that parsed it (`con`, its cursor)
-        while the main thread finishes the chunk before."""
+        the copies of earlier lines): run in a reader thread (`con`, its cursor) while the
+        main thread finishes the chunk before."""
         con = con or self.con
         parsed = parsed or self.parse(chunk, file, con)
         present = parsed.present
