@@ -405,6 +405,10 @@ def run_sql(
         return session.run(query, params)
 
 
+class QueryStopped(UserError):
+    """A query stopped at its deadline (`sql.timeout_s`)."""
+
+
 class Session:
     """Read-only queries on one connection (`connect_read_only`: opening it costs more than
     a small query), each checked and bounded as `run_sql`'s; closed at the end of a `with`."""
@@ -414,16 +418,23 @@ class Session:
         self.con = connect_read_only(warehouse, self.limits)
 
     def run(self, query: str, params: dict | list | None = None) -> pl.DataFrame:
+        if self.con is None:
+            raise UserError("a query of this session was stopped: open a new one")
         statement = check_statement(query)
         con = self.con
         work = lambda: _relation(con, statement, params).pl()  # noqa: E731
-        return _bounded(con, self.limits.timeout_s, work, close=False)
+        try:
+            return _bounded(con, self.limits.timeout_s, work, close=False)
+        except (QueryStopped, KeyboardInterrupt):
+            self.con = None  # closed by `_bounded`, or still used by the stopped query
+            raise
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.con.close()
+        if self.con is not None:
+            self.con.close()
 
 
 def print_sql(
@@ -506,7 +517,7 @@ def _bounded(
         while not (finished := done.wait(min(0.1, max(deadline - time.monotonic(), 0.0)))):
             if time.monotonic() >= deadline:
                 _stop(con, done)
-                raise UserError(
+                raise QueryStopped(
                     f"query stopped after {timeout_s:g} s (--timeout; setting sql.timeout_s)"
                 )
     except KeyboardInterrupt:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from datetime import date
 from pathlib import Path
 
 import polars as pl
 from hypothesis import strategies as st
 
-from flows.ingest import IngestOptions, IngestResult, Window
+from flows.ingest import IngestOptions, IngestResult, Window, read
 from flows.ingest.read import FileStream
 from flows.settings import Settings
 from flows.steps import StepContext, ingest_step
@@ -217,3 +218,27 @@ def mutated(draw) -> bytes:
         record.pop(draw(st.sampled_from(sorted(record))))
         line = json.dumps(record).encode()
     return line
+
+
+def assert_readers_free() -> None:
+    """Every reader thread of the process is free at once (tasks that wait for each other
+    all finish), and there are no others."""
+    threads = read.READER_THREADS
+    every = threading.Barrier(threads, timeout=5)
+    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
+    assert sorted(t.result(timeout=5) for t in tasks) == list(range(threads))
+    readers = [t for t in threading.enumerate() if t.name.startswith("ingest-reader")]
+    assert len(readers) <= threads
+
+
+def failing_blocks(name: str, block: int):
+    """`FileStream._blocks` raising an I/O error at block number `block` of file `name`."""
+    real = FileStream._blocks
+
+    def blocks(self):
+        for n, data in enumerate(real(self)):
+            if n == block and self.name == name:
+                raise OSError(5, "Input/output error")
+            yield data
+
+    return blocks

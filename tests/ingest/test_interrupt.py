@@ -3,14 +3,11 @@ and the next run ingests everything."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from flows.ingest import read
 from flows.ingest.validate import Validator
 
-from .cases import assert_total, deal, dumps, run, table, write
+from .cases import assert_readers_free, assert_total, deal, dumps, run, table, write
 
 
 def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_path, monkeypatch):
@@ -27,14 +24,7 @@ def test_an_interrupted_run_publishes_nothing_and_the_next_one_everything(tmp_pa
     monkeypatch.setattr(Validator, "finish", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, path, ingest={"chunk_bytes": 4096})
-    # the reader threads stopped reading that file: all are free for the next one at once
-    # (tasks that wait for each other all finish), and there are no others
-    threads = read.READER_THREADS
-    every = threading.Barrier(threads, timeout=5)
-    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
-    assert sorted(t.result(timeout=5) for t in tasks) == list(range(threads))
-    readers = [t for t in threading.enumerate() if t.name.startswith("ingest-reader")]
-    assert len(readers) <= threads
+    assert_readers_free()  # the reader threads stopped reading that file
     wh_root = tmp_path / "wh"
     assert not (wh_root / "manifest.json").exists()  # nothing published
     monkeypatch.setattr(Validator, "finish", real)

@@ -4,7 +4,6 @@ out are refused, a night with nothing new stages nothing."""
 from __future__ import annotations
 
 import os
-import threading
 
 import polars as pl
 
@@ -12,7 +11,19 @@ from flows.runs import ingest_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
 
-from .cases import accepted, assert_total, deal, dumps, good_file, reasons, run, table, write
+from .cases import (
+    accepted,
+    assert_readers_free,
+    assert_total,
+    deal,
+    dumps,
+    failing_blocks,
+    good_file,
+    reasons,
+    run,
+    table,
+    write,
+)
 
 PBN = r"""% PBN 2.1
 [Event "Club"]
@@ -138,14 +149,7 @@ def test_a_file_failing_in_the_middle_stages_nothing_of_it(tmp_path, monkeypatch
     path = write(landing / "a.jsonl", lines)
     other = good_file(landing, "b.jsonl")
     real = read.FileStream._blocks
-
-    def fails_late(self):
-        for n, block in enumerate(real(self)):
-            if n == 3 and self.name == "a.jsonl":
-                raise OSError(5, "Input/output error")
-            yield block
-
-    monkeypatch.setattr(read.FileStream, "_blocks", fails_late)
+    monkeypatch.setattr(read.FileStream, "_blocks", failing_blocks("a.jsonl", 3))
     result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert [f.status for f in result.files] == ["error: Input/output error", "ingested"]
     assert accepted(wh, "simultane_deal", path) == [] and reasons(wh, path) == []
@@ -170,7 +174,6 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     copy.write_bytes(first.read_bytes())
     failing = write(landing / "c.jsonl", [dumps(deal(f"q{i:03d}", 1 + i % 2)) for i in range(200)])
     last = write(landing / "d.jsonl", [dumps(deal(f"r{i:03d}", 1 + i % 2)) for i in range(200)])
-    real = read.FileStream._blocks
     started = []
     real_reading = ingest_run._Reading.__init__
 
@@ -178,13 +181,7 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
         started.append(path.name)
         real_reading(self, ctx, path)
 
-    def fails_late(self):
-        for n, block in enumerate(real(self)):
-            if n == 2 and self.name == "c.jsonl":
-                raise OSError(5, "Input/output error")
-            yield block
-
-    monkeypatch.setattr(read.FileStream, "_blocks", fails_late)
+    monkeypatch.setattr(read.FileStream, "_blocks", failing_blocks("c.jsonl", 2))
     monkeypatch.setattr(ingest_run._Reading, "__init__", reading)
     result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert [f.status for f in result.files] == [
@@ -193,7 +190,4 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     assert accepted(wh, "simultane_deal", first) == list(range(1, 201))
     assert accepted(wh, "simultane_deal", failing) == [] and reasons(wh, failing) == []
     assert accepted(wh, "simultane_deal", last) == list(range(1, 201))
-    threads = read.READER_THREADS
-    every = threading.Barrier(threads, timeout=5)  # every reader thread free again
-    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
-    assert sorted(t.result(5) for t in tasks) == list(range(threads))
+    assert_readers_free()

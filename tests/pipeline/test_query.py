@@ -13,7 +13,7 @@ import pytest
 
 from flows import cli
 from flows.errors import UserError
-from flows.query import SqlLimits, print_sql, run_sql
+from flows.query import Session, SqlLimits, print_sql, run_sql
 from flows.storage.warehouse import Warehouse
 
 
@@ -174,6 +174,20 @@ def test_a_query_stops_at_its_timeout(warehouse):
             warehouse, "select count(*) from range(1e12::bigint)", limits=SqlLimits(timeout_s=1)
         )
     assert time.monotonic() - started < 5
+
+
+def test_a_session_keeps_its_connection_across_queries_but_not_past_a_stopped_one(warehouse):
+    with Session(warehouse, SqlLimits(timeout_s=1)) as session:
+        assert session.run("select 1 as a")["a"].to_list() == [1]
+        with pytest.raises(UserError, match="no_such_table"):
+            session.run("select * from no_such_table")
+        assert session.run("select 2 as a")["a"].to_list() == [2]  # an error keeps it open
+        with pytest.raises(UserError, match=r"query stopped after 1 s"):
+            session.run("select count(*) from range(1e12::bigint)")
+        with pytest.raises(UserError, match="was stopped: open a new one"):
+            session.run("select 3")
+    with Session(warehouse) as fresh:
+        assert fresh.run("select 4 as a")["a"].to_list() == [4]
 
 
 def test_the_timeout_bounds_the_printing_too(capsys, warehouse):
