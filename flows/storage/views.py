@@ -42,11 +42,11 @@ def build_database(wh, manifest: dict, target: str) -> None:
         con = duckdb.connect(str(tmp))
         try:
             store.prepare_duckdb(con)
-            con.execute("begin transaction")  # one commit, not one per view and comment
-            for statement in view_statements(manifest, store.view_path):
-                con.execute(statement)
-            for statement in comment_statements(con):
-                con.execute(statement)
+            # one commit, not one per view and comment; the statements sent at once (one
+            # call each: ~0.2 ms a statement, 300 comments, every run)
+            con.execute("begin transaction")
+            con.execute(";\n".join(view_statements(manifest, store.view_path)))
+            con.execute(";\n".join(["select 1", *comment_statements(con)]))
             con.execute("commit")
             con.execute("checkpoint")
         finally:
@@ -123,13 +123,14 @@ def comment_statements(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def check_database(path: Path, store) -> None:
-    """Every view answers (its files exist and are readable Parquet)."""
+    """Every view answers (its files exist and are readable Parquet): one query counting the
+    rows of all (one query a view cost ~40 ms a run)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         store.prepare_duckdb(con)
         views = [r[0] for r in con.execute(
             "select view_name from duckdb_views() where not internal").fetchall()]  # fmt: skip
-        for view in views:
-            con.execute(f"select count(*) from {quote(view)}").fetchall()
+        counts = ", ".join(f"(select count(*) from {quote(view)})" for view in views)
+        con.execute(f"select {counts or 0}").fetchall()
     finally:
         con.close()

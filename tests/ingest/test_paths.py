@@ -4,6 +4,7 @@ dataframely's own `filter` checks."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,3 +92,39 @@ def test_a_record_type_first_seen_after_the_sampled_lines_gets_all_its_fields():
     got = rows["ff.match"].select(*expected).to_dicts()[0]
     assert got["player_b"] == "BOT" and got["match_type"] == "attaque" and got["ranked"] is True
     assert rows["ff.deal"]["points_made"].to_list() == [100]
+
+
+@settings(max_examples=60, deadline=None)
+@given(chunks=st.lists(st.lists(st.integers(0, 6), max_size=40), max_size=6))
+def test_the_first_line_of_each_key_is_found_across_chunks(chunks):
+    """`Seen` (sorted runs, a fast sort fixing its ties) says what a dict of first lines
+    says, over several chunks with many copies."""
+    seen, firsts, line = validate.Seen(), {}, 0
+    for keys in chunks:
+        line_no = np.arange(line + 1, line + 1 + len(keys), dtype=np.int64)
+        line += len(keys)
+        h1 = np.array(keys, np.uint64)
+        first, kept = seen.first_lines(h1, h1 * 31 + 7, line_no, (line_no * 10).astype(np.uint64))
+        for key, n in zip(keys, line_no, strict=True):
+            firsts.setdefault(key, int(n))
+        expected = [firsts[k] for k in keys]
+        assert first.tolist() == expected
+        assert kept.tolist() == [10 * n for n in expected]
+
+
+def test_the_same_first_hash_with_another_second_is_another_key():
+    """No false copy when two keys' first hashes collide (a collision is not looked past to
+    find a third key's copy: a 2^-64 event)."""
+    seen = validate.Seen()
+    h1 = np.array([5, 5], np.uint64)
+    first, _ = seen.first_lines(h1, np.array([1, 2], np.uint64), np.array([1, 2]))
+    assert first.tolist() == [1, 2]
+    first, _ = seen.first_lines(h1[:1], np.array([3], np.uint64), np.array([3]))
+    assert first.tolist() == [3]
+
+
+def test_the_fast_stable_sort_is_the_stable_sort():
+    rng = np.random.default_rng(7)
+    for size, values in ((0, 1), (1, 1), (50, 3), (5000, 40), (5000, 2**62)):
+        keys = rng.integers(0, values, size).astype(np.uint64)
+        assert (validate._argsort_stable(keys) == np.argsort(keys, kind="stable")).all()
