@@ -86,12 +86,13 @@ def test_values_that_are_fine(tmp_path):
         dumps(deal("e", finished_at=None, status="timeout", points_made=None)),
         dumps(deal("f")).replace('"player_id": "f"', '"player_id": "\\u0066"'),  # escaped
         dumps(deal("g", made=3000, conceded=0)),
+        dumps(deal("h")).replace('"simultane.deal"', '"simultane\\u002edeal"'),  # escaped type
     ]
     path = write(tmp_path / "day.jsonl", lines)
     _, wh = run(tmp_path, path)
     assert reasons(wh) == []
     rows = table(wh, "simultane_deal").sort("line_no")
-    assert rows["player_id"].to_list() == list("abcdefg")
+    assert rows["player_id"].to_list() == list("abcdefgh")
     assert rows["points_made"].to_list()[0] == 17
     started = rows["started_at"].dt.to_string("%H:%M:%S%.3f").to_list()
     assert started[1:4] == ["18:00:05.250", "18:00:05.000", "18:00:00.000"]
