@@ -299,8 +299,9 @@ class Validator:
             # a type written another way than its plain JSON text (escapes), or no known type:
             # those few decoded (decoding the whole column cost ~5 ms a chunk)
             rows = odd.arg_true()
-            names = parsed["type"].gather(rows).to_frame().select(decode.string_value(pl.col("type")))
-            parsed = parsed.with_columns(parsed["_type"].scatter(rows, names.to_series()))
+            texts = parsed["type"].gather(rows).to_frame()
+            names = texts.select(decode.string_value(pl.col("type"))).to_series()
+            parsed = parsed.with_columns(parsed["_type"].scatter(rows, names))
         known = pl.col("_type").is_in(list(self.types)).fill_null(False)
         parsed = parsed.with_columns((pl.col("problem").is_null() & known).alias("_record"))
         bad = parsed.select("line_no", "_pos", "problem", "type", "_type", "_record")
