@@ -100,7 +100,8 @@ def _argsort_stable(keys: np.ndarray) -> np.ndarray:
         tied = np.flatnonzero(np.r_[ties, False] | np.r_[False, ties])  # every member of a run
         # runs of equal keys are contiguous in `order`: sorting their members by (key, place)
         # reorders each run by place and leaves the runs where they are
-        order[tied] = order[tied][np.lexsort((order[tied], keys[order[tied]]))]
+        members = order[tied]
+        order[tied] = members[np.lexsort((members, keys[members]))]
     return order
 
 

@@ -46,7 +46,9 @@ def build_database(wh, manifest: dict, target: str) -> None:
             # call each: ~0.2 ms a statement, 300 comments, every run)
             con.execute("begin transaction")
             con.execute(";\n".join(view_statements(manifest, store.view_path)))
-            con.execute(";\n".join(["select 1", *comment_statements(con)]))
+            comments = comment_statements(con)
+            if comments:
+                con.execute(";\n".join(comments))
             con.execute("commit")
             con.execute("checkpoint")
         finally:
