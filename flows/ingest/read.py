@@ -319,6 +319,22 @@ _NO_BYTES = np.empty(0, np.uint8)
 _TAIL = 1 << 16  # where the last line end of a block is looked for first
 
 
+LINE_END_BLOCK = 1 << 20  # bytes searched for `\n` at a time: their flags stay in the cache
+
+
+def line_ends(data: np.ndarray) -> np.ndarray:
+    """Where each line of `data` ends (the place after its `\n`), searched 1 MiB at a time:
+    one pass over a 32 MiB chunk made and read back a 32 MiB array of flags (12.6 vs 8.7 ms,
+    and its fresh pages faulted in every chunk)."""
+    if len(data) <= LINE_END_BLOCK:
+        return np.flatnonzero(data == 10) + 1
+    parts = [
+        np.flatnonzero(data[at : at + LINE_END_BLOCK] == 10) + (at + 1)
+        for at in range(0, len(data), LINE_END_BLOCK)
+    ]
+    return np.concatenate(parts)
+
+
 def _head(block: bytes | np.ndarray, size: int) -> bytes:
     """The first bytes of a block, as bytes."""
     return bytes(memoryview(block)[:size])
@@ -454,7 +470,7 @@ class _LineSplitter:
                 pending.append(self._end_long())
                 block = block[int(found[0]) + 1 :]
             data = np.concatenate([carry, block]) if len(carry) else block
-            ends = np.flatnonzero(data == 10) + 1
+            ends = line_ends(data)
             end = int(ends[-1]) if len(ends) else 0
             carry = data[end:]  # the start of a line: small
             if end:
@@ -493,7 +509,7 @@ class _LineSplitter:
         """The lines of `data` (complete lines: it ends with `\\n`; `ends`: where each
         line ends, after its `\\n`, if known)."""
         data = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
-        ends = np.flatnonzero(data == 10) + 1 if ends is None else ends
+        ends = line_ends(data) if ends is None else ends
         offsets = np.concatenate([np.zeros(1, np.int64), ends.astype(np.int64)])
         count = len(ends)
         line_no = np.arange(self.line_no, self.line_no + count, dtype=np.int64)
