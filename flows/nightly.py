@@ -27,6 +27,7 @@ from flows.errors import UserError
 from flows.runs import Runner, Summary, backfill_run, ingest_run, nightly_run
 from flows.settings import Settings, load_settings
 from flows.steps import STEPS, StepContext, ingest_step
+from flows.storage.options import StorageOptions
 
 TRANSIENT = {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED, errno.EIO,
              errno.EBUSY, errno.EINTR}  # fmt: skip
@@ -138,16 +139,18 @@ def _user_errors_as_state(fn):
 class _Flow(Flow):
     """Prefect's flow, its parameters (settings, dates) put in JSON by pydantic: Prefect's own
     `serialize_parameters` imports FastAPI for its `jsonable_encoder` (~80 ms, every run of a
-    process) to give the same JSON; any other value still goes Prefect's way."""
+    process) to give the same JSON; any other value still goes Prefect's way. The object
+    store's secrets are masked: the parameters a run records are shown by Prefect's UI and
+    API (the run itself gets the settings as they are)."""
 
     def serialize_parameters(self, parameters: dict) -> dict:
         if not all(isinstance(v, _PLAIN) for v in parameters.values()):
-            return super().serialize_parameters(parameters)
-        return {
+            return _masked(super().serialize_parameters(parameters))
+        return _masked({
             key: value.model_dump(mode="json") if isinstance(value, pydantic.BaseModel)
             else value.isoformat() if isinstance(value, date) else value
             for key, value in parameters.items()
-        }  # fmt: skip
+        })  # fmt: skip
 
     def with_options(self, **kwargs) -> _Flow:
         changed = super().with_options(**kwargs)  # (Prefect makes a plain Flow)
@@ -156,6 +159,18 @@ class _Flow(Flow):
 
 
 _PLAIN = (pydantic.BaseModel, date, str, int, float, bool, type(None))
+# the storage settings kept out of its repr (the secret key, the session token)
+SECRETS = frozenset(f.name for f in dataclasses.fields(StorageOptions) if not f.repr)
+MASK = "**********"
+
+
+def _masked(value):
+    """`value` (JSON) with every secret of the object store that is set replaced by MASK."""
+    if isinstance(value, dict):
+        return {k: MASK if k in SECRETS and v is not None else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 @functools.partial(_Flow, name="nightly", log_prints=False)

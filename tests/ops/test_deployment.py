@@ -45,3 +45,22 @@ def test_the_flows_parameters_are_the_json_prefect_would_record():
         assert flow.serialize_parameters({"settings": None}) == {"settings": None}
     odd = {"x": Path("/tmp/p")}  # not one of the flows' kinds of value: Prefect's own way
     assert nightly_flow.serialize_parameters(odd) == {"x": jsonable_encoder(Path("/tmp/p"))}
+
+
+def test_a_runs_recorded_parameters_never_show_the_object_stores_secrets():
+    """Prefect's UI and API show every flow run's parameters: the secret key and the session
+    token are masked there (the key id and the rest are kept), whatever way they are put in
+    JSON; the settings the run gets are untouched."""
+    from flows.nightly import MASK, nightly_flow
+
+    storage = {"access_key_id": "AKIA1", "secret_access_key": "s3cr3t", "session_token": "T0KEN-xyz"}
+    settings = Settings(warehouse="s3://bucket/wh", landing=Path("/tmp/in"), storage=storage)
+    for parameters in ({"settings": settings}, {"settings": settings, "odd": Path("/tmp")}):
+        recorded = nightly_flow.serialize_parameters(parameters)
+        assert "s3cr3t" not in str(recorded) and "T0KEN-xyz" not in str(recorded)
+        shown = recorded["settings"]["storage"]
+        assert shown["secret_access_key"] == shown["session_token"] == MASK
+        assert shown["access_key_id"] == "AKIA1"
+    assert settings.storage.secret_access_key == "s3cr3t"
+    unset = nightly_flow.serialize_parameters({"settings": Settings(warehouse=Path("/tmp/w"))})
+    assert unset["settings"]["storage"]["secret_access_key"] is None
