@@ -53,7 +53,8 @@ def test_a_runs_recorded_parameters_never_show_the_object_stores_secrets():
     JSON; the settings the run gets are untouched."""
     from flows.nightly import MASK, nightly_flow
 
-    storage = {"access_key_id": "AKIA1", "secret_access_key": "s3cr3t", "session_token": "T0KEN-xyz"}
+    storage = {"access_key_id": "AKIA1", "secret_access_key": "s3cr3t",
+               "session_token": "T0KEN-xyz"}  # fmt: skip
     settings = Settings(warehouse="s3://bucket/wh", landing=Path("/tmp/in"), storage=storage)
     for parameters in ({"settings": settings}, {"settings": settings, "odd": Path("/tmp")}):
         recorded = nightly_flow.serialize_parameters(parameters)
