@@ -19,6 +19,8 @@ import duckdb
 import polars as pl
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+
 class ProcessDatabase:
     """One in-memory DuckDB database for the whole process, each caller on a cursor of its own
     (its registered frames and settings are its own): opening a new database for every query
