@@ -335,6 +335,11 @@ def line_ends(data: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _as_array(block: bytes | memoryview | np.ndarray) -> np.ndarray:
+    """The bytes of a block as a uint8 array (bytes are viewed, not copied)."""
+    return block if isinstance(block, np.ndarray) else np.frombuffer(block, np.uint8)
+
+
 def _head(block: bytes | np.ndarray, size: int) -> bytes:
     """The first bytes of a block, as bytes."""
     return bytes(memoryview(block)[:size])
@@ -461,14 +466,14 @@ class _LineSplitter:
         copy); a block that does not end with a line end is joined to the next one."""
         carry, pending = _NO_BYTES, []
         for block in blocks:
-            block = np.frombuffer(block, np.uint8) if not isinstance(block, np.ndarray) else block
+            block = _as_array(block)
             if self.long is not None:
-                found = np.flatnonzero(block == 10)
-                self.long_size += len(block) if not len(found) else int(found[0])
-                if not len(found):
+                ends = line_ends(block)
+                self.long_size += len(block) if not len(ends) else int(ends[0]) - 1
+                if not len(ends):
                     continue
                 pending.append(self._end_long())
-                block = block[int(found[0]) + 1 :]
+                block = block[int(ends[0]) :]
             data = np.concatenate([carry, block]) if len(carry) else block
             ends = line_ends(data)
             end = int(ends[-1]) if len(ends) else 0
@@ -508,7 +513,7 @@ class _LineSplitter:
     def _chunk(self, data: np.ndarray | bytes, ends: np.ndarray | None = None) -> Chunk:
         """The lines of `data` (complete lines: it ends with `\\n`; `ends`: where each
         line ends, after its `\\n`, if known)."""
-        data = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+        data = _as_array(data)
         ends = line_ends(data) if ends is None else ends
         offsets = np.concatenate([np.zeros(1, np.int64), ends.astype(np.int64)])
         count = len(ends)
