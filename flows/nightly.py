@@ -144,13 +144,9 @@ class _Flow(Flow):
     API (the run itself gets the settings as they are)."""
 
     def serialize_parameters(self, parameters: dict) -> dict:
-        if not all(isinstance(v, _PLAIN) for v in parameters.values()):
-            return _masked(super().serialize_parameters(parameters))
-        return _masked({
-            key: value.model_dump(mode="json") if isinstance(value, pydantic.BaseModel)
-            else value.isoformat() if isinstance(value, date) else value
-            for key, value in parameters.items()
-        })  # fmt: skip
+        if all(isinstance(v, _PLAIN) for v in parameters.values()):
+            return _masked({key: _json_value(value) for key, value in parameters.items()})
+        return _masked(super().serialize_parameters(parameters))
 
     def with_options(self, **kwargs) -> _Flow:
         changed = super().with_options(**kwargs)  # (Prefect makes a plain Flow)
@@ -159,6 +155,15 @@ class _Flow(Flow):
 
 
 _PLAIN = (pydantic.BaseModel, date, str, int, float, bool, type(None))
+
+
+def _json_value(value):
+    """The JSON of one of the `_PLAIN` kinds of value, as `jsonable_encoder` gives it."""
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    return value.isoformat() if isinstance(value, date) else value
+
+
 # the storage settings kept out of its repr (the secret key, the session token)
 SECRETS = frozenset(f.name for f in dataclasses.fields(StorageOptions) if not f.repr)
 MASK = "**********"

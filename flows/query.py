@@ -54,6 +54,7 @@ FORMATS = ("table", "csv", "json", "jsonl")
 BATCH_ROWS = 100_000  # rows per Arrow batch read from DuckDB and printed at once
 TABLE_ROWS = 200  # rows `--format table` shows when no --max-rows is given
 STOP_WAIT_S = 5.0  # how long an interrupted query may take to stop before we give up on it
+_PARSER = ProcessDatabase()  # parses statements only: `json_serialize_sql` runs nothing
 
 
 @dataclass(frozen=True)
@@ -215,9 +216,6 @@ def _not_reading(sql: str) -> str | None:
             return f"{name.lower()}()"
         stack.extend(node.values())
     return None
-
-
-_PARSER = ProcessDatabase()  # parses only: `json_serialize_sql` runs nothing
 
 
 def _tokens(text: str) -> list[tuple[int, str, object]]:
