@@ -1,5 +1,6 @@
 """Commands load what they use: importing duplirank changes nothing, and `duplirank sql`,
-`--help` and `ingest` do not load Prefect (nor, for sql and help, Polars and dataframely).
+`--help` and `ingest` do not load Prefect nor SQLAlchemy (nor, for sql and help, Polars and
+dataframely).
 
 Each case runs in a fresh interpreter (this test process has loaded everything already), with
 a fresh state folder and no Prefect or allocator variables in its environment.
@@ -116,5 +117,6 @@ def test_ingest_runs_without_prefect(tmp_path):
         tmp_path,
     )
     assert "lines read: 1" in seen["stdout"]
-    assert "prefect" not in seen["loaded"]
+    assert "prefect" not in seen["loaded"] and "sqlalchemy" not in seen["loaded"]
+    assert "dataframely" in seen["loaded"]
     assert "_RJEM_MALLOC_CONF" in seen["changed"]  # set before Polars was loaded
