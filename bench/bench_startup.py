@@ -110,8 +110,11 @@ def main() -> None:
                 "ratio_to_python_duckdb": round(median(r) / floor, 2),
                 "runs_wall_s": [round(x["wall_s"], 3) for x in r],
             }
-            | ({"goal_s": GOALS_S[name], "met": median(r) <= GOALS_S[name]}
-               if name in GOALS_S else {})  # fmt: skip
+            | (
+                {"goal_s": GOALS_S[name], "met": median(r) <= GOALS_S[name]}
+                if name in GOALS_S
+                else {}
+            )  # fmt: skip
             for name, r in runs.items()
         },
         "make_run_nothing_new_temporary_server": {
