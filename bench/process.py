@@ -15,6 +15,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -63,9 +64,11 @@ print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
 """
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, logs: Path | None = None) -> dict:
+def timed(
+    cmd: list[str], env: dict[str, str] | None = None, logs: Path | None = None, check: bool = True
+) -> dict:
     """Run `cmd` from the checkout's folder: its wall and CPU time (user + system, every
-    thread) and peak RSS, its stdout and stderr. A failing command stops the bench."""
+    thread) and peak RSS, its stdout and stderr. A failing command stops the bench (`check`)."""
     logs = logs or Path(os.environ.get("TMPDIR", "/tmp"))
     out, err = logs / f"bench-{os.getpid()}.out", logs / f"bench-{os.getpid()}.err"
     done = subprocess.run(
@@ -77,7 +80,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, logs: Path | None =
     result["stderr"] = err.read_text(errors="replace")
     out.unlink()
     err.unlink()
-    if result["code"]:
+    if check and result["code"]:
         sys.exit(f"{' '.join(cmd[:5])}… failed ({result['code']}):\n{result['stderr'][-3000:]}")
     return result
 
@@ -96,22 +99,24 @@ def fresh(folder: Path) -> Path:
     return folder
 
 
+STAGE = re.compile(r"^  (\S.*?)\s+(\d+(?:\.\d+)?) (ms|s|min)\b")
+
+
 def stage_times(stderr: str) -> dict[str, float]:
-    """The run summary a run prints on stderr (`  ingest  1.2 s …`): stage → seconds."""
+    """The run summary a run prints on stderr (`  score simultane  1.2 s …`): stage → seconds,
+    and the whole run as the command measures it inside its process (`done in …`)."""
     stages: dict[str, float] = {}
     inside = False
     for line in stderr.splitlines():
         if line.startswith("run summary"):
             inside = True
-            continue
-        parts = line.split()
-        if inside and len(parts) >= 3 and line.startswith("  ") and parts[2] == "s":
-            try:
-                stages[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
         elif line.startswith("done in "):
             stages["whole run (in process)"] = float(line.split()[2])
+        elif inside and (match := STAGE.match(line)):
+            value, unit = float(match[2]), match[3]
+            stages[match[1]] = value * {"ms": 0.001, "s": 1, "min": 60}[unit]
+        elif not line.startswith("  "):
+            inside = False
     return stages
 
 
