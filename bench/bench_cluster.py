@@ -25,7 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+from flows.allocator import use_batch_allocator  # noqa: E402
+from flows.prefect_env import use_prefect_defaults  # noqa: E402
+
+use_batch_allocator()  # the product's runtime, as a run sets it: before Polars and Prefect
+use_prefect_defaults()
+
 from flows.cluster_options import ClusterOptions  # noqa: E402
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.prefect_server import prefect_api  # noqa: E402

@@ -1,24 +1,27 @@
 """End to end: a first `duplirank nightly` of ~1 M raw Simultané lines vs a hand-written DuckDB
-script (quality.md: ≤ 4× the script).
+script, whole process against whole process (quality.md: ≤ 3× the script's process, site on,
+a running Prefect server).
 
-The lines are `bench_ingest.py`'s (`flows.synthetic.simultane`, 5 days, 0.1 % corrupted, cached
-under `bench/data/ingest/`). A Prefect server is started once by this script (Prefect's
-`SubprocessASGIServer`, its own `PREFECT_HOME` under the work folder) and its address exported
-as `PREFECT_API_URL`, so the nightly talks to a running server as in production and does not
-start its own. One untimed nightly on an empty landing folder warms that server up. Then, each
-in a fresh subprocess, alternating, `--repeat` times:
-  - script: DuckDB reads the same files (`read_json`, `ignore_errors`), keeps the finished
-    deals' bot reference, scores pct (P = 100 + 100·(D−D_bot)/(T+T_bot), unfinished 0) and
-    points (2·below + ties, unfinished 0) with window functions, writes Parquet;
-  - nightly: `flows.nightly.nightly` (the Prefect flow) on an empty warehouse with the files in
-    its landing folder (hard links, made before the timing): ingest, scoring, monthly tables,
-    publication, and the results site unless `--no-site` (`DUPLIRANK_SITE__ENABLED=false`).
-Times are measured inside the subprocess around the job only (not the interpreter start nor the
-imports, reported apart as `nightly_process_s`). The nightly's own stage timings
-(`flows.progress`) are kept, so the json says where the time goes.
+The lines are `bench_ingest.py`'s (`flows.synthetic.simultane`, 0.1 % corrupted, cached under
+`bench/data/ingest/`), in several shapes: `compact` (the generator's JSON, 5 day files, large
+tournaments), `spaced` (the same records as `json.dumps` writes them by default), `compact_3000`
+(tournaments of ~3,000 rows, one file). A Prefect server is started once by this script
+(Prefect's `SubprocessASGIServer`, its own `PREFECT_HOME` under the work folder) and its address
+exported as `PREFECT_API_URL`, so the nightly talks to a running server as in production and
+does not start its own; one untimed nightly on an empty landing folder warms it up. Then, for
+each shape, alternating, `--repeat` times, each a whole process started from this checkout
+(`bench/process.py`: interpreter, imports, the job, its exit):
+  - script: `python -c` running DuckDB on the same files (`read_json`, `ignore_errors`): the
+    finished deals' bot reference, pct (P = 100 + 100·(D−D_bot)/(T+T_bot), unfinished 0) and
+    points (2·below + ties, unfinished 0) with window functions, written to Parquet;
+  - nightly: `duplirank nightly --landing L --warehouse NEW` with the files in L (hard links,
+    made before the timing): ingest, scoring, monthly tables, publication, Prefect artifacts,
+    and the results site unless `--site off` (`DUPLIRANK_SITE__ENABLED=false`).
+The nightly's own stage times (its run summary, inside the process) are kept as the breakdown.
 
-    .venv/bin/python bench/bench_e2e.py              # with the site, then --no-site
-    .venv/bin/python bench/bench_e2e.py --lines 100000 --repeat 1     # a smoke run
+    .venv/bin/python bench/bench_e2e.py              # ~1 M lines, three shapes, site on
+    .venv/bin/python bench/bench_e2e.py --quick      # ~200 k lines, 3 runs
+    .venv/bin/python bench/bench_e2e.py --site both --shapes compact
 """
 
 from __future__ import annotations
@@ -27,18 +30,27 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ingest import shape_files  # noqa: E402  (the same cached files)
+from process import (  # noqa: E402
+    ROOT,
+    command,
+    environment,
+    fresh,
+    load,
+    median,
+    prepare,
+    python,
+    stage_times,
+    start_prefect_server,
+    timed,
+)
 
-sys.path.insert(0, str(ROOT / "bench"))
-from bench_ingest import generate  # noqa: E402  (the same cached files)
-
+SHAPES = ("compact", "spaced", "compact_3000", "spaced_3000")
 DEAL_TIME_LIMIT_S = 300  # spec/simultane.md's default `simultane.deal_time_limit_s`
 
 SCRIPT = """
@@ -79,166 +91,124 @@ copy (
 ) to '{out}' (format parquet)
 """
 
-CHILD = r"""
-import json, os, resource, sys, time
-t_start = time.perf_counter()
-sys.path.insert(0, {root!r})
-kind, files, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
-if kind == "duckdb":
-    import duckdb
-    con = duckdb.connect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    con.execute(sys.argv[4].replace("@OUT@", out), {{"files": files}})
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rows = con.execute("select count(*) from read_parquet($p)", {{"p": out}}).fetchone()[0]
-    stages = {{}}
-else:
-    from pathlib import Path
-    import flows  # the product's runtime settings (allocator), as every command has them
-    from flows import progress
-    from flows.nightly import nightly
-    from flows.query import run_sql
-    from flows.settings import Settings
-    progress.configure("quiet")
-    settings = Settings(warehouse=Path(out) / "warehouse", landing=Path(out) / "landing")
-    t0, c0 = time.perf_counter(), time.process_time()
-    summary = nightly(settings)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rows = int(run_sql(settings.warehouse, "select count(*) n from simultane_deal_results")["n"][0])
-    stages = {{name: round(s, 3) for name, s, _ in progress.reporter().timings()}}
-process = time.perf_counter() - t_start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "process_s": process, "rows": rows,
-                  "peak_rss_bytes": peak, "stages": stages}}))
+FLOOR = """
+import json, sys
+import duckdb
+files = json.loads(open(sys.argv[1]).read())
+duckdb.connect().execute(sys.argv[2], {"files": files})
 """
 
 
-def start_server(work: Path):
-    """A Prefect server for the whole bench (its own database); exports PREFECT_API_URL."""
-    home = work / "prefect-home"
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    os.environ["PREFECT_HOME"] = str(home)
-    os.environ.pop("PREFECT_API_URL", None)
-    from flows.prefect_server import server_class  # dies with this process, even on SIGKILL
-
-    server = server_class()()
-    started = time.perf_counter()
-    server.start()
-    os.environ["PREFECT_API_URL"] = server.api_url
-    return server, time.perf_counter() - started
-
-
-def measure(kind: str, files: list[Path], work: Path, site: bool) -> dict:
-    """One timed run. A nightly writes into a folder of its own, deleted by `run` after the
-    last run: ext4 creates files several times slower for minutes after many deletions
-    (measured here: 9,000 files in 0.33 s, then 2.1 s right after deleting 9,000 others), so
-    deleting a run's ~9,400 site pages before the next run timed the file system, not the
-    nightly (which never follows a mass deletion: a nightly's old pages go a day apart)."""
-    out = work / "floor.parquet" if kind == "duckdb" else work / f"nightly-{time.time_ns()}"
-    out.unlink(missing_ok=True) if out.suffix else None
-    if kind != "duckdb":
-        landing = out / "landing"
-        landing.mkdir(parents=True)
-        for f in files:  # the files are delivered before the nightly starts
-            try:
-                os.link(f, landing / f.name)
-            except OSError:
-                shutil.copy(f, landing / f.name)
-    env = {**os.environ, "DUPLIRANK_SITE__ENABLED": "true" if site else "false",
-           "DUPLIRANK_LOG_DIR": str(work / "logs")}  # fmt: skip
-    code = CHILD.format(root=str(ROOT))
-    job = [sys.executable, "-c", code, kind, json.dumps([str(f) for f in files]), str(out)]
-    if kind == "duckdb":
-        job.append(SCRIPT.format(limit=DEAL_TIME_LIMIT_S, out="@OUT@"))
-    started = time.perf_counter()
-    done = subprocess.run(job, capture_output=True, text=True, env=env)
-    if done.returncode:
-        sys.exit(f"{kind} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["command_s"] = time.perf_counter() - started
+def floor_run(files: list[Path], work: Path, env: dict) -> dict:
+    listing = work / "files.json"
+    listing.write_text(json.dumps([str(f) for f in files]))
+    out = work / "floor.parquet"
+    out.unlink(missing_ok=True)
+    sql = SCRIPT.format(limit=DEAL_TIME_LIMIT_S, out=str(out))
+    result = timed(python(FLOOR, str(listing), sql), env)
+    out.unlink()
     return result
 
 
-def warm_up(work: Path) -> None:
-    """One nightly with nothing delivered: the server's first flow run is not timed."""
-    out = work / "warm"
-    shutil.rmtree(out, ignore_errors=True)
-    (out / "landing").mkdir(parents=True)
-    code = CHILD.format(root=str(ROOT))
-    env = {**os.environ, "DUPLIRANK_SITE__ENABLED": "false", "DUPLIRANK_LOG_DIR": str(out)}
-    job = [sys.executable, "-c", code, "nightly", "[]", str(out)]
-    subprocess.run(job, check=False, capture_output=True, text=True, env=env)
-    shutil.rmtree(out, ignore_errors=True)
+def nightly_run(files: list[Path], work: Path, env: dict) -> dict:
+    """One nightly into a folder of its own, deleted after the last run: ext4 creates files
+    several times slower for minutes after many deletions (measured here: 9,000 files in
+    0.33 s, then 2.1 s right after deleting 9,000 others), so deleting a run's ~9,400 site
+    pages right before the next run timed the file system, not the nightly (which never
+    follows a mass deletion: a nightly's old pages go a day apart)."""
+    out = work / f"nightly-{time.time_ns()}"
+    landing = out / "landing"
+    landing.mkdir(parents=True)
+    for f in files:  # the files are delivered before the nightly starts
+        try:
+            os.link(f, landing / f.name)
+        except OSError:
+            shutil.copy(f, landing / f.name)
+    warehouse = out / "warehouse"
+    return timed(command("nightly", "--landing", str(landing), "--warehouse", str(warehouse)), env)
 
 
-def run(files: list[Path], work: Path, repeat: int, site: bool) -> dict:
-    load_before = os.getloadavg()
+def run(files: list[Path], work: Path, env: dict, repeat: int) -> dict:
+    load_before = load()
     floor, ours = [], []
     for _ in range(repeat):
-        floor.append(measure("duckdb", files, work, site))
-        ours.append(measure("nightly", files, work, site))
-    load_after = os.getloadavg()
+        floor.append(floor_run(files, work, env))
+        ours.append(nightly_run(files, work, env))
+    load_after = load()
     for folder in work.glob("nightly-*"):
         shutil.rmtree(folder, ignore_errors=True)
     mid = sorted(ours, key=lambda r: r["wall_s"])[len(ours) // 2]
-    f_wall = statistics.median(r["wall_s"] for r in floor)
-    n_wall = statistics.median(r["wall_s"] for r in ours)
-    f_cpu = statistics.median(r["cpu_s"] for r in floor)
-    n_cpu = statistics.median(r["cpu_s"] for r in ours)
     return {
-        "site": site,
-        "floor_duckdb_script_s": round(f_wall, 3),
-        "floor_cpu_s": round(f_cpu, 3),
-        "nightly_s": round(n_wall, 3),
-        "nightly_cpu_s": round(n_cpu, 3),  # the main process only (not the Prefect server)
-        "ratio": round(n_wall / f_wall, 2),
-        "cpu_ratio": round(n_cpu / f_cpu, 2),
-        "nightly_process_s": round(statistics.median(r["process_s"] for r in ours), 3),
+        "lines": sum(f.read_bytes().count(b"\n") for f in files),
+        "files": len(files),
+        "megabytes": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+        "floor_duckdb_script_s": round(median(floor), 3),
+        "floor_cpu_s": round(median(floor, "cpu_s"), 3),
+        "nightly_s": round(median(ours), 3),
+        "nightly_cpu_s": round(median(ours, "cpu_s"), 3),  # the nightly's process, not the server
+        "ratio": round(median(ours) / median(floor), 2),
+        "cpu_ratio": round(median(ours, "cpu_s") / median(floor, "cpu_s"), 2),
         "nightly_peak_rss_gib": round(max(r["peak_rss_bytes"] for r in ours) / 2**30, 3),
-        "floor_rows": floor[-1]["rows"],
-        "simultane_deal_results_rows": ours[-1]["rows"],
-        "stages_of_median_run_s": mid["stages"],
+        "breakdown_in_process_s": stage_times(mid["stderr"]),
         "runs": {
             "floor_wall_s": [round(r["wall_s"], 3) for r in floor],
             "nightly_wall_s": [round(r["wall_s"], 3) for r in ours],
-        },  # fmt: skip
-        "load_average_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
+        },
+        "load_average_before_after": [load_before, load_after],
     }
 
 
+def warm_up(work: Path, env: dict) -> None:
+    """One nightly with nothing delivered: the server's first flow run is not timed (it ends
+    with "no published tables": nothing was ever published there)."""
+    out = fresh(work / "warm")
+    (out / "landing").mkdir()
+    nightly = command("nightly", "--landing", str(out / "landing"), "--warehouse", str(out / "w"))
+    timed(nightly, env, check=False)
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--site", choices=["both", "on", "off"], default="both")
+    parser.add_argument("--site", choices=["both", "on", "off"], default="on")
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES[:3]))
+    parser.add_argument("--quick", action="store_true", help="200 k lines, the 3 runs")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "e2e")
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "ingest")
     args = parser.parse_args()
+    if args.quick:
+        args.lines = 200_000
 
-    files = generate(args.data, args.lines, seed=5)
-    args.work.mkdir(parents=True, exist_ok=True)
-    server, server_s = start_server(args.work)
+    prepare()
+    args.data.mkdir(parents=True, exist_ok=True)
+    shapes = {name: shape_files(name, args.data, args.lines, 0) for name in args.shapes}
+    work = fresh(args.work)
+    server, server_s = start_prefect_server(work)
+    result: dict = {
+        "what": "whole processes: `duplirank nightly` (running Prefect server) vs a hand-written "
+        "DuckDB script's process, median of the runs (wall s; cpu_s = user + system)",
+        "goal": "ratio <= 3 with the site, on every shape",
+        "prefect_server_start_s": round(server_s, 2),
+        "cores": os.cpu_count(),
+    }
     try:
-        warm_up(args.work)
-        result = {
-            "lines": sum(f.read_bytes().count(b"\n") for f in files),
-            "files": len(files),
-            "megabytes": round(sum(f.stat().st_size for f in files) / 1e6, 1),
-            "goal": "ratio <= 4",
-            "prefect_server_start_s": round(server_s, 2),
-            "cores": os.cpu_count(),
-        }
+        base = environment(DUPLIRANK_LOG_DIR=str(work / "logs"),
+                           PREFECT_API_URL=os.environ["PREFECT_API_URL"],
+                           PREFECT_HOME=os.environ["PREFECT_HOME"])  # fmt: skip
+        warm_up(work, base | {"DUPLIRANK_SITE__ENABLED": "false"})
         sites = {"both": [True, False], "on": [True], "off": [False]}[args.site]
         for site in sites:
             key = "with_site" if site else "without_site"
-            result[key] = run(files, args.work, args.repeat, site)
-            print(key, json.dumps(result[key]), flush=True)
+            env = base | {"DUPLIRANK_SITE__ENABLED": "true" if site else "false"}
+            result[key] = {}
+            for name, files in shapes.items():
+                result[key][name] = run(files, work, env, args.repeat)
+                print(key, name, json.dumps(result[key][name]), flush=True)
     finally:
         server.stop()
-    for folder in args.work.glob("nightly*"):  # an interrupted bench leaves its runs
-        shutil.rmtree(folder, ignore_errors=True)
-    (args.work / "floor.parquet").unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
     name = "e2e" if args.lines == 1_000_000 else f"e2e_{args.lines}"
     out = ROOT / "bench" / "results" / f"{name}.json"
     out.write_text(json.dumps(result, indent=1) + "\n")

@@ -1,21 +1,29 @@
-"""Ingest vs DuckDB `read_json` → Parquet (quality.md: ≤ 2× its time, peak RSS ≤ 1 GiB, the
-same peak at 4× the lines).
+"""Ingest vs DuckDB `read_json` → Parquet, whole process against whole process (quality.md:
+`duplirank ingest` ≤ 2× a Python process running DuckDB's `read_json(…, ignore_errors = true)`
+→ Parquet on the same files, peak RSS ≤ 1 GiB, the same at 4× the lines).
 
-Generates Simultané logs with the project's generator (`flows.synthetic.simultane`, 0.1 % of
-the lines corrupted), one JSON Lines file per day, cached under `bench/data/ingest/`. Then,
-each in a fresh subprocess (so peak RSS is the job's own, `ru_maxrss`), alternating, `--repeat`
-times:
-  - floor: DuckDB `copy (select * from read_json([files], ignore_errors = true)) to '….parquet'`;
-  - ingest: `duplirank ingest` of the same files into an empty warehouse (`run_ingest`:
-    validation, bronze, quarantine, log, publication).
-Times are measured inside the subprocess around the job only (not the interpreter start nor
-the imports). Medians are reported, with the CPU seconds and the machine's load average
-(other processes share it). Then the ingest once more on 4× the lines for its peak RSS, and
-both on a landing of many small files (`--small-files` files of 50 lines cut from the first
-day: one file per tournament or per match is how some servers deliver).
+Data of several shapes, from the project's generator (`flows.synthetic.simultane`, 0.1 % of the
+lines corrupted), cached under `bench/data/ingest/`:
+  - `compact`: the generator's JSON (no spaces), 4 tournaments a day of thousands of players
+    (tens of thousands of rows each), one file per day (5 files);
+  - `spaced`: the same records as Python's `json.dumps` writes them by default (`", "` and
+    `": "`), the corrupted lines unchanged;
+  - `compact_3000` and `spaced_3000`: tournaments of ~3,000 rows (fewer players, more days),
+    all in one file;
+  - `small_files` and `small_files_spaced`: `--small-files` files of 50 lines cut from the
+    first day (one file per tournament or per match is how some servers deliver).
+For each shape, alternating, `--repeat` times, each a whole process started from this checkout
+(`bench/process.py`: interpreter, imports, the job, its exit; wall and CPU time, peak RSS):
+  - floor: `python -c "import duckdb; … copy (select * from read_json(files, ignore_errors =
+    true)) to '….parquet'"`;
+  - ours: `duplirank ingest --warehouse NEW FOLDER` (validation, bronze, quarantine, log,
+    publication), the command a user runs.
+The ingest's own summary (its stage times, measured inside the process) is kept as the
+breakdown. Then the ingest once more on `--big` × the lines for its peak RSS.
 
-    .venv/bin/python bench/bench_ingest.py                 # ~1 M lines, then ~4 M
-    .venv/bin/python bench/bench_ingest.py --lines 100000 --big 0   # a smoke run
+    .venv/bin/python bench/bench_ingest.py                 # ~1 M lines a shape, then ~4 M
+    .venv/bin/python bench/bench_ingest.py --quick         # ~200 k lines, 3 runs, no 4×
+    .venv/bin/python bench/bench_ingest.py --shapes compact spaced
 """
 
 from __future__ import annotations
@@ -24,181 +32,235 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process import (  # noqa: E402
+    ROOT,
+    command,
+    environment,
+    fresh,
+    load,
+    median,
+    prepare,
+    python,
+    stage_times,
+    timed,
+)
 
 LINES_PER_PLAYER_DAY = 21.4  # measured on the generator: lines ≈ 21.4 × players × days
 DAYS = 5
+PLAYERS_3000 = 480  # ~3,000 rows a tournament (present players × deals)
+SHAPES = ("compact", "spaced", "compact_3000", "spaced_3000", "small_files", "small_files_spaced")
 
-CHILD = r"""
-import json, resource, sys, time
-sys.path.insert(0, {root!r})
-import flows  # the product's runtime settings (allocator), as every command has them
-kind, files, out = sys.argv[1], json.loads(open(sys.argv[2]).read()), sys.argv[3]
-if kind == "duckdb":
-    import duckdb
-    con = duckdb.connect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    con.execute(
-        "copy (select * from read_json($files, ignore_errors = true)) to '" + out + "' "
-        "(format parquet)",
-        {{"files": files}},
-    )
-    rows = con.execute("select count(*) from read_parquet($p)", {{"p": out}}).fetchone()[0]
-else:
-    from pathlib import Path
-    from flows.runs import ingest_run as run_ingest
-    from flows.settings import Settings
-    t0, c0 = time.perf_counter(), time.process_time()
-    summary = run_ingest(Settings(warehouse=Path(out)), [Path(f) for f in files])
-    rows = sum(f.rows_accepted for f in summary.ingest.files)
-wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak, "rows": rows}}))
+FLOOR = """
+import json, sys
+import duckdb
+files = json.loads(open(sys.argv[1]).read())
+duckdb.connect().execute(
+    "copy (select * from read_json($files, ignore_errors = true)) to '" + sys.argv[2] + "' "
+    "(format parquet)",
+    {"files": files},
+)
 """
-# A small process starts the job and reads its peak RSS (`RUSAGE_CHILDREN`): a child forked
-# from this script would report this script's own memory as its peak (Linux keeps the
-# high-water mark across exec).
-LAUNCHER = r"""
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True)
-result = json.loads(done.stdout.strip().splitlines()[-1])
-result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-print(json.dumps(result))
-"""
-
 
 GENERATE = r"""
 import sys
 sys.path.insert(0, {root!r})
 from datetime import date
 from pathlib import Path
-from flows.synthetic.files import _write
 from flows.synthetic.simultane import simultane_log
-out, players, days, seed = Path(sys.argv[1]), *map(int, sys.argv[2:])
-log = simultane_log(seed, players, date(2026, 10, 1), days, corrupt_rate=0.001)
-for day in log.days:
-    _write(out / f"simultane-s{{seed}}-{{day.day}}.jsonl", day.lines)
+out, players, days, seed, one_file = Path(sys.argv[1]), *map(int, sys.argv[2:])
+# one file: its days end on 2026-10-31, so that every date is plausible
+start = date.fromordinal(date(2026, 11, 1).toordinal() - days) if one_file else date(2026, 10, 1)
+log = simultane_log(seed, players, start, days, corrupt_rate=0.001)
+if one_file:
+    with open(out / f"simultane-s{{seed}}-{{players}}p.jsonl", "w") as handle:
+        for day in log.days:
+            handle.writelines(line + "\n" for line in day.lines)
+else:
+    for day in log.days:
+        (out / f"simultane-s{{seed}}-{{day.day}}.jsonl").write_text(
+            "".join(line + "\n" for line in day.lines))
+"""
+
+SPACE = r"""
+import json, sys
+from pathlib import Path
+source, target = Path(sys.argv[1]), Path(sys.argv[2])
+for path in sorted(source.iterdir()):
+    with path.open() as lines, (target / path.name).open("w") as out:
+        for line in lines:
+            try:
+                out.write(json.dumps(json.loads(line)) + "\n")  # ", " and ": "
+            except ValueError:
+                out.write(line)  # a corrupted line stays as it is
 """
 
 
-def generate(folder: Path, lines: int, seed: int) -> list[Path]:
-    """Simultané logs of DAYS days with about `lines` lines (0.1 % corrupted), cached.
-    Written by a subprocess: this script stays small (see LAUNCHER)."""
-    players = max(10, round(lines / LINES_PER_PLAYER_DAY / DAYS))
-    target = folder / f"sim-{players}p-{DAYS}d-s{seed}"
+def _cached(target: Path, make) -> list[Path]:
     if not target.exists():
-        print(f"generating {players} players × {DAYS} days…", flush=True)
-        tmp = target.with_suffix(".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        code = GENERATE.format(root=str(ROOT))
-        args = [str(tmp), str(players), str(DAYS), str(seed)]
-        subprocess.run([sys.executable, "-c", code, *args], check=True)
+        print(f"generating {target.name}…", flush=True)
+        tmp = fresh(target.with_suffix(".tmp"))
+        make(tmp)
         tmp.rename(target)
     return sorted(target.iterdir())
 
 
-def small_files(folder: Path, source: Path, count: int, lines: int = 50) -> list[Path]:
+def generate(folder: Path, lines: int, seed: int) -> list[Path]:
+    """Simultané logs of DAYS days with about `lines` lines (0.1 % corrupted), one file a day,
+    cached. Written by a subprocess: this script stays small (bench/process.py)."""
+    players = max(10, round(lines / LINES_PER_PLAYER_DAY / DAYS))
+    code = GENERATE.format(root=str(ROOT))
+    args = [str(players), str(DAYS), str(seed), "0"]
+    return _cached(
+        folder / f"sim-{players}p-{DAYS}d-s{seed}",
+        lambda tmp: subprocess.run(python(code, str(tmp), *args), check=True),
+    )
+
+
+def generate_3000(folder: Path, lines: int, seed: int) -> list[Path]:
+    """About `lines` lines in tournaments of ~3,000 rows, one file."""
+    days = max(1, round(lines / LINES_PER_PLAYER_DAY / PLAYERS_3000))
+    code = GENERATE.format(root=str(ROOT))
+    args = [str(PLAYERS_3000), str(days), str(seed), "1"]
+    return _cached(
+        folder / f"sim-{PLAYERS_3000}p-{days}d-s{seed}-one-file",
+        lambda tmp: subprocess.run(python(code, str(tmp), *args), check=True),
+    )
+
+
+def spaced(files: list[Path]) -> list[Path]:
+    """The same files as `json.dumps` writes them by default (cached beside them)."""
+    source = files[0].parent
+    return _cached(
+        source.with_name(source.name + "-spaced"),
+        lambda tmp: subprocess.run(python(SPACE, str(source), str(tmp)), check=True),
+    )
+
+
+def small_files(source: Path, count: int, lines: int = 50) -> list[Path]:
     """`count` files of `lines` lines each, the first lines of `source` (cached)."""
-    target = folder / f"small-{count}x{lines}"
-    if not target.exists():
-        tmp = target.with_suffix(".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+
+    def make(tmp: Path) -> None:
         with source.open("rb") as handle:
             for n in range(count):
                 part = b"".join(handle.readline() for _ in range(lines))
                 (tmp / f"day-{n:05d}.jsonl").write_bytes(part)
-        tmp.rename(target)
-    return sorted(target.iterdir())
+
+    return _cached(source.parent.with_name(f"{source.parent.name}-{count}x{lines}"), make)
 
 
-def measure(kind: str, files: list[Path], work: Path) -> dict:
-    out = work / ("floor.parquet" if kind == "duckdb" else "warehouse")
-    shutil.rmtree(out, ignore_errors=True)
-    out.unlink(missing_ok=True) if out.suffix else None
-    code = CHILD.format(root=str(ROOT))
-    listing = work / "files.json"  # not an argument: 2,000 paths pass its 128 KiB limit
+def shape_files(name: str, data: Path, lines: int, small: int) -> list[Path]:
+    compact = generate(data, lines, seed=5)
+    made = {
+        "compact": lambda: compact,
+        "spaced": lambda: spaced(compact),
+        "compact_3000": lambda: generate_3000(data, lines, seed=5),
+        "spaced_3000": lambda: spaced(generate_3000(data, lines, seed=5)),
+        "small_files": lambda: small_files(compact[0], small),
+        "small_files_spaced": lambda: small_files(spaced(compact)[0], small),
+    }
+    return made[name]()
+
+
+def floor_run(files: list[Path], work: Path, env: dict) -> dict:
+    listing = work / "files.json"  # not an argument: thousands of paths
     listing.write_text(json.dumps([str(f) for f in files]))
-    job = [sys.executable, "-c", code, kind, str(listing), str(out)]
-    done = subprocess.run(
-        [sys.executable, "-c", LAUNCHER, *job], check=True, capture_output=True, text=True
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out = work / "floor.parquet"
+    out.unlink(missing_ok=True)
+    result = timed(python(FLOOR, str(listing), str(out)), env)
+    out.unlink()
+    return result
 
 
-def median(runs: list[dict], key: str) -> float:
-    return statistics.median(r[key] for r in runs)
+def ingest_run(files: list[Path], work: Path, env: dict) -> dict:
+    warehouse = work / "warehouse"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    result = timed(command("ingest", "--warehouse", str(warehouse), str(files[0].parent)), env)
+    shutil.rmtree(warehouse, ignore_errors=True)
+    return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--big", type=int, default=4, help="peak RSS also at N × the lines")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--small-files", type=int, default=2000, help="0: not measured")
-    parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "ingest")
-    args = parser.parse_args()
+def accepted(stdout: str) -> int | None:
+    for part in stdout.replace(";", ",").split(","):
+        if "rows accepted:" in part:
+            return int(part.split(":")[1])
+    return None
 
-    files = generate(args.work, args.lines, seed=5)
-    lines = sum(f.read_bytes().count(b"\n") for f in files)
-    size = sum(f.stat().st_size for f in files)
-    load_before = os.getloadavg()
+
+def measure_shape(files: list[Path], work: Path, env: dict, repeat: int) -> dict:
     floor, ours = [], []
-    for _ in range(args.repeat):
-        floor.append(measure("duckdb", files, args.work))
-        ours.append(measure("ingest", files, args.work))
-    load_after = os.getloadavg()
-    result = {
-        "lines": lines,
+    load_before = load()
+    for _ in range(repeat):
+        floor.append(floor_run(files, work, env))
+        ours.append(ingest_run(files, work, env))
+    mid = sorted(ours, key=lambda r: r["wall_s"])[len(ours) // 2]
+    return {
+        "lines": sum(f.read_bytes().count(b"\n") for f in files),
         "files": len(files),
-        "megabytes": round(size / 1e6, 1),
-        "floor_duckdb_read_json_s": round(median(floor, "wall_s"), 3),
+        "megabytes": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+        "floor_s": round(median(floor), 3),
         "floor_cpu_s": round(median(floor, "cpu_s"), 3),
-        "floor_peak_rss_gib": round(median(floor, "peak_rss_bytes") / 2**30, 3),
-        "ingest_s": round(median(ours, "wall_s"), 3),
+        "ingest_s": round(median(ours), 3),
         "ingest_cpu_s": round(median(ours, "cpu_s"), 3),
-        "ratio": round(median(ours, "wall_s") / median(floor, "wall_s"), 2),
+        "ratio": round(median(ours) / median(floor), 2),
         "cpu_ratio": round(median(ours, "cpu_s") / median(floor, "cpu_s"), 2),
-        "goal": "ratio <= 2, peak <= 1 GiB at both sizes",
+        "floor_peak_rss_gib": round(max(r["peak_rss_bytes"] for r in floor) / 2**30, 3),
         "ingest_peak_rss_gib": round(max(r["peak_rss_bytes"] for r in ours) / 2**30, 3),
-        "rows_accepted": ours[-1]["rows"],
-        "floor_rows": floor[-1]["rows"],
+        "rows_accepted": accepted(ours[-1]["stdout"]),
+        "breakdown_in_process_s": stage_times(mid["stderr"]),
         "runs": {
             "floor_wall_s": [round(r["wall_s"], 3) for r in floor],
             "ingest_wall_s": [round(r["wall_s"], 3) for r in ours],
-        },  # fmt: skip
-        "load_average_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
-        "cores": os.cpu_count(),
+        },
+        "load_average_before_after": [load_before, load()],
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=1_000_000, help="lines of a shape")
+    parser.add_argument("--big", type=int, default=4, help="peak RSS also at N × the lines")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--small-files", type=int, default=2000)
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
+    parser.add_argument("--quick", action="store_true", help="200 k lines, 3 runs, no --big")
+    parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "ingest")
+    args = parser.parse_args()
+    if args.quick:
+        args.lines, args.repeat, args.big = 200_000, 3, 0
+
+    prepare()
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = args.work
+    work = fresh(args.work / "runs")
+    env = environment(DUPLIRANK_LOG_DIR=str(work / "logs"))
+    result: dict = {
+        "what": "whole processes: `duplirank ingest` vs a DuckDB read_json → Parquet process, "
+        "median of the runs (wall s; cpu_s = user + system of the process)",
+        "goal": "ratio <= 2 on every shape; peak RSS <= 1 GiB, the same at 4x the lines",
+        "cores": os.cpu_count(),
+        "shapes": {},
+    }
+    for name in args.shapes:
+        files = shape_files(name, data, args.lines, args.small_files)
+        result["shapes"][name] = measure_shape(files, work, env, args.repeat)
+        print(name, json.dumps(result["shapes"][name]), flush=True)
     if args.big:
-        big_files = [f for seed in range(5, 5 + args.big)
-                     for f in generate(args.work, args.lines, seed)]  # fmt: skip
-        big = measure("ingest", big_files, args.work)
-        result |= {
-            "big_lines": sum(f.read_bytes().count(b"\n") for f in big_files),
-            "big_ingest_s": round(big["wall_s"], 3),
-            "big_ingest_peak_rss_gib": round(big["peak_rss_bytes"] / 2**30, 3),
+        big = [f for seed in range(5, 5 + args.big) for f in generate(data, args.lines, seed)]
+        folder = fresh(work / "big")
+        for f in big:
+            os.link(f, folder / f.name)
+        run = ingest_run(sorted(folder.iterdir()), work, env)
+        result["big"] = {
+            "lines": sum(f.read_bytes().count(b"\n") for f in big),
+            "ingest_s": round(run["wall_s"], 3),
+            "ingest_peak_rss_gib": round(run["peak_rss_bytes"] / 2**30, 3),
         }
-    if args.small_files:
-        small = small_files(args.work, files[0], args.small_files)
-        floor_small = measure("duckdb", small, args.work)
-        ours_small = measure("ingest", small, args.work)
-        result |= {
-            "small_files": len(small),
-            "small_lines": sum(f.read_bytes().count(b"\n") for f in small),
-            "small_floor_s": round(floor_small["wall_s"], 3),
-            "small_ingest_s": round(ours_small["wall_s"], 3),
-            "small_ratio": round(ours_small["wall_s"] / floor_small["wall_s"], 2),
-        }
-    shutil.rmtree(args.work / "warehouse", ignore_errors=True)
-    (args.work / "floor.parquet").unlink(missing_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
     name = "ingest" if args.lines == 1_000_000 else f"ingest_{args.lines}"
     out = ROOT / "bench" / "results" / f"{name}.json"
     out.write_text(json.dumps(result, indent=1) + "\n")

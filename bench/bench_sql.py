@@ -23,7 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # isort: off
-import flows  # noqa: E402,F401  (the product's runtime: allocator, Prefect; before polars)
+from flows.allocator import use_batch_allocator  # noqa: E402
+from flows.prefect_env import use_prefect_defaults  # noqa: E402
+
+use_batch_allocator()  # the product's runtime, as a run sets it: before Polars and Prefect
+use_prefect_defaults()
+
 import polars as pl  # noqa: E402
 # isort: on
 

@@ -1,6 +1,6 @@
-"""duplirank flows: CLI, Prefect flows and the steps they run."""
+"""duplirank flows: CLI, Prefect flows and the steps they run.
 
-from flows import (
-    allocator,  # noqa: F401  (allocator settings before any polars import)
-    prefect_env,  # noqa: F401  (Prefect defaults before any prefect import)
-)
+Importing this package (or any command's module) changes nothing outside it: the process
+settings of a run (`flows.allocator`, `flows.prefect_env`) are made by the functions that
+start a run, before they import Polars or Prefect.
+"""

@@ -21,11 +21,12 @@ from dataclasses import fields
 from datetime import date
 from pathlib import Path
 
-from flows import progress, runlog
+from flows import runlog
 from flows.errors import UserError
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 RUNS = ("ingest", "nightly", "backfill")
+NO_PROGRESS = ("sql",)  # prints rows only: its errors need no progress reporter (nor rich)
 GENERATE_START = date(2026, 11, 1)
 
 
@@ -143,9 +144,18 @@ def _new_file_allowed(path: Path, what: str) -> None:
 
 
 # --------------------------------------------------------------------------- runs
-def _start_log(command: str, settings) -> Path:
-    """The run's log file; Prefect's and our logs go there, not to the terminal."""
-    import prefect  # noqa: F401  (configures Prefect's logging, which capture then redirects)
+def _start_run(command: str, settings, prefect: bool) -> Path:
+    """The process settings of a run, then its log file (returned): Prefect's and our logs go
+    there, not to the terminal. Called once the command's paths are checked (a failing command
+    creates nothing), before the run imports Polars (and Prefect, when `prefect`)."""
+    from flows.allocator import use_batch_allocator
+
+    use_batch_allocator()
+    if prefect:
+        from flows.prefect_env import use_prefect_defaults
+
+        use_prefect_defaults()
+        import prefect  # noqa: F401  (configures Prefect's logging, which capture then redirects)
 
     try:
         path = runlog.new_log_path(command, settings.log_dir)
@@ -158,6 +168,7 @@ def _start_log(command: str, settings) -> Path:
 
 def _finish_run(settings, summary) -> None:
     """Results on stdout, the summary table (times, quarantine reasons) on stderr."""
+    from flows import progress
     from flows.artifacts import quarantine_reasons
 
     print(summary.text())
@@ -166,14 +177,16 @@ def _finish_run(settings, summary) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from flows.runs import ingest_run, replay_run
+    from flows import progress
 
     settings = _settings(args)
     if args.replay_quarantine:
         if args.paths:
             raise UserError("--replay-quarantine reads the quarantine, not files: give no PATH")
         _existing_folder(settings.warehouse, "warehouse")
-        _start_log("ingest", settings)
+        _start_run("ingest", settings, prefect=False)
+        from flows.runs import replay_run
+
         with progress.stage("replay quarantine"):
             summary = replay_run(settings, args.reason)
     else:
@@ -186,7 +199,9 @@ def cmd_ingest(args) -> int:
         for path in paths:
             if not path.exists():
                 raise UserError(f"no such file or folder: {path}")
-        _start_log("ingest", settings)
+        _start_run("ingest", settings, prefect=False)
+        from flows.runs import ingest_run
+
         with progress.stage("ingest", unit="files") as bar:
             summary = ingest_run(settings, paths)
             progress.count_ingest(bar, summary.ingest)
@@ -195,12 +210,12 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_nightly(args) -> int:
-    from flows.nightly import nightly
-
     settings = _settings(args)
     _existing_folder(settings.landing, "landing folder")
     _new_folder_allowed(settings.warehouse, "warehouse")
-    _start_log("nightly", settings)
+    _start_run("nightly", settings, prefect=True)
+    from flows.nightly import nightly
+
     summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
@@ -211,13 +226,13 @@ def cmd_nightly(args) -> int:
 
 
 def cmd_backfill(args) -> int:
-    from flows.nightly import backfill
-
     if args.to < args.from_:
         raise UserError(f"--to {args.to} is before --from {args.from_}")
     settings = _settings(args)
     _existing_folder(settings.warehouse, "warehouse")
-    _start_log("backfill", settings)
+    _start_run("backfill", settings, prefect=True)
+    from flows.nightly import backfill
+
     summary = backfill(settings=settings, first=args.from_, last=args.to, as_of=args.date)
     _finish_run(settings, summary)
     return 0
@@ -458,12 +473,18 @@ def cmd_site(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from flows.nightly import serve
+    from flows import progress
+    from flows.allocator import use_batch_allocator
+    from flows.prefect_env import use_prefect_defaults
 
     settings = _settings(args)
     _existing_folder(settings.landing, "landing folder")
     _new_folder_allowed(settings.warehouse, "warehouse")
+    use_batch_allocator()  # the flow runs it serves inherit the process's environment
+    use_prefect_defaults()
     url = _prefect_api()
+    from flows.nightly import serve
+
     progress.note(
         f"serving the nightly flow at {settings.nightly_cron} ({settings.timezone}) on {url}"
     )
@@ -770,6 +791,15 @@ def _terminate(signum, frame):
     raise Terminated()
 
 
+def _error(text: str) -> None:
+    """One line on stderr (through the progress reporter when there is one: it stops bars)."""
+    progress = sys.modules.get("flows.progress")
+    if progress is not None:
+        progress.error(text)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     _ARGV[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     args = build_parser().parse_args(_ARGV)
@@ -779,36 +809,44 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     quiet = getattr(args, "quiet", False)
-    progress.configure("quiet" if quiet else "auto")
+    if args.command not in NO_PROGRESS:
+        from flows import progress
+
+        progress.configure("quiet" if quiet else "auto")
     started = time.monotonic()
     prefix = f"duplirank {args.command}"
     try:
         code = args.func(args)
         if args.command in RUNS and not quiet:
+            from flows import progress
+
             log = runlog.current()
             where = f" (log: {log})" if log else ""
             progress.note(f"done in {time.monotonic() - started:.1f} s{where}")
         return code
     except UserError as err:
-        progress.error(f"{prefix}: error: {err}")
+        _error(f"{prefix}: error: {err}")
         return 2
     except (KeyboardInterrupt, Terminated) as stop:
         log = runlog.current()
         word = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
         note = " (a run is published whole or not at all)" if args.command in RUNS else ""
-        progress.error(f"{prefix}: {word}{note}" + (f" (log: {log})" if log else ""))
+        _error(f"{prefix}: {word}{note}" + (f" (log: {log})" if log else ""))
         return 130 if isinstance(stop, KeyboardInterrupt) else 143
     except Exception as err:
         log = runlog.current()
         if log is None:
             raise  # not a run: a programming error keeps its traceback
         runlog.logger.error("%s failed", prefix, exc_info=err)
+        from flows import progress
+
         stage = progress.failed_stage()
         where = f" in {stage}" if stage else ""
-        progress.error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
+        _error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
         return 1
     finally:
-        progress.configure("plain")  # back to the library default (tests call main in-process)
+        if "flows.progress" in sys.modules:  # back to the library default (tests call main)
+            sys.modules["flows.progress"].configure("plain")
         runlog.release()
 
 

@@ -17,6 +17,11 @@ import os
 import uuid
 from datetime import date
 
+from flows.allocator import batch_allocator
+
+# a deployment's run process imports this module first: the allocator is set before Polars
+os.environ.update(batch_allocator(os.environ))
+
 import pydantic
 from prefect import Flow, task
 from prefect.cache_policies import NO_CACHE

@@ -36,23 +36,28 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import duckdb
-import polars as pl
-import pyarrow as pa
 
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.warehouse import DATABASE, Warehouse
 from transforms.sql_models import ProcessDatabase
 
+if TYPE_CHECKING:  # `duplirank sql` streams DuckDB's Arrow batches: Polars is not loaded
+    import polars as pl
+    import pyarrow as pa
+
 FORMATS = ("table", "csv", "json", "jsonl")
 BATCH_ROWS = 100_000  # rows per Arrow batch read from DuckDB and printed at once
 TABLE_ROWS = 200  # rows `--format table` shows when no --max-rows is given
+TABLE_COLUMNS = 30  # columns `--format table` shows (the first and last halves)
+TABLE_CELL = 60  # characters of a value `--format table` shows (then `…`)
 STOP_WAIT_S = 5.0  # how long an interrupted query may take to stop before we give up on it
 _PARSER = ProcessDatabase()  # parses statements only: `json_serialize_sql` runs nothing
 
@@ -547,7 +552,9 @@ def _user_error(err: BaseException) -> BaseException:
             f'cannot read "{path}": `duplirank sql` reads only the published tables of the '
             "warehouse"
         )
-    if isinstance(err, duckdb.Error | pa.ArrowException) or (
+    arrow = sys.modules.get("pyarrow")  # loaded by the stream that may have raised
+    arrow_error = arrow.ArrowException if arrow is not None else duckdb.Error
+    if isinstance(err, duckdb.Error | arrow_error) or (
         isinstance(err, OSError) and not isinstance(err, BrokenPipeError)
     ):
         return UserError(_one_line(err))
@@ -571,7 +578,14 @@ def _print(con, statement, params, fmt: str, limits: SqlLimits, out: IO[str]) ->
         return Printed(len(plans), False)
     shaped = relation.project(_shape(names, relation.types, fmt))
     cap = limits.max_rows or (TABLE_ROWS if fmt == "table" else 0)
-    sink = {"table": _Table, "csv": _Csv, "json": _Json, "jsonl": _Json}[fmt](names, fmt, out)
+    if fmt == "table":  # the rows it shows, as Python values (no Arrow stream to set up)
+        shown = shaped.limit(cap + 1).fetchall()
+        truncated = len(shown) > cap
+        rows = min(len(shown), cap)
+        if not _write(out, _table_page(names, shown[:cap], rows, truncated, limits.max_rows)):
+            return Printed(0, False)
+        return Printed(rows, truncated)
+    sink = {"csv": _Csv, "json": _Json, "jsonl": _Json}[fmt](names, fmt, out)
     rows, truncated = 0, False
     reader = shaped.to_arrow_reader(BATCH_ROWS)
     try:
@@ -592,8 +606,9 @@ def _print(con, statement, params, fmt: str, limits: SqlLimits, out: IO[str]) ->
 
 def _shape(names: list[str], types, fmt: str) -> str:
     """The projection that makes rows printable, in DuckDB (which knows every type it has):
-    text for CSV and the table (DuckDB's own text; nested values as JSON), one JSON object per
-    row for JSON (NaN and infinities, which JSON lacks, as null). Columns by position (`#3`)."""
+    text for the table (DuckDB's own text; nested values as JSON), one CSV line per row for CSV
+    (fields quoted when needed), one JSON object per row for JSON (NaN and infinities, which
+    JSON lacks, as null). Columns by position (`#3`)."""
     quoted = [_quote(n) for n in names]
     if fmt in ("json", "jsonl"):
         fields = []
@@ -605,13 +620,18 @@ def _shape(names: list[str], types, fmt: str) -> str:
             )
             fields.append(f"{name} := {value}")
         return f"to_json(struct_pack({', '.join(fields)}))::varchar as json"
-    shaped = []
-    for i, (name, kind) in enumerate(zip(quoted, types, strict=True), 1):
-        if kind.id in NESTED:
-            shaped.append(f"to_json(#{i})::varchar as {name}")
-        else:
-            shaped.append(f"#{i}::varchar as {name}")
-    return ", ".join(shaped)
+    texts = [
+        f"to_json(#{i})::varchar" if kind.id in NESTED else f"#{i}::varchar"
+        for i, kind in enumerate(types, 1)
+    ]
+    if fmt == "csv":
+        cells = [
+            f"coalesce(case when regexp_matches({text}, '^$|[\",\\r\\n]') then "
+            f"'\"' || replace({text}, '\"', '\"\"') || '\"' else {text} end, '')"
+            for text in texts
+        ]
+        return " || ',' || ".join(cells) + " as csv"
+    return ", ".join(f"{text} as {name}" for text, name in zip(texts, quoted, strict=True))
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -646,13 +666,22 @@ def _write(out: IO[str], text: str) -> bool:
     return True
 
 
+def _csv_field(text: str) -> str:
+    """A CSV field as `_shape` quotes them: when empty, or holding `"`, `,` or a line break."""
+    if text == "" or any(c in text for c in '",\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 class _Csv:
+    """A header line, then the rows' CSV lines as DuckDB made them (`_shape`)."""
+
     def __init__(self, names: list[str], fmt: str, out: IO[str]):
         self.out = out
-        self.open = _write(out, pl.DataFrame(schema={n: pl.String for n in names}).write_csv())
+        self.open = _write(out, ",".join(_csv_field(n) for n in names) + "\n")
 
     def write(self, batch: pa.RecordBatch) -> bool:
-        return self.open and _write(self.out, pl.from_arrow(batch).write_csv(include_header=False))
+        return self.open and _write(self.out, "\n".join(batch.column(0).to_pylist()) + "\n")
 
     def close(self, rows: int, truncated: bool, max_rows: int) -> None:
         pass
@@ -665,7 +694,7 @@ class _Json:
         self.out, self.array, self.rows = out, fmt == "json", 0
 
     def write(self, batch: pa.RecordBatch) -> bool:
-        lines = pl.from_arrow(batch.column(0)).str.join(",\n" if self.array else "\n").item()
+        lines = (",\n" if self.array else "\n").join(batch.column(0).to_pylist())
         if self.array:
             text = ("[\n" if self.rows == 0 else ",\n") + lines
         else:
@@ -678,43 +707,65 @@ class _Json:
             _write(self.out, "\n]\n" if self.rows else "[]\n")
 
 
-class _Table:
-    """Aligned columns of the first rows (the only format that holds rows: those it shows)."""
+def _table_page(
+    names: list[str], shown: list[tuple], rows: int, truncated: bool, max_rows: int
+) -> str:
+    """The first rows in a box (`table_text`), then a line saying how many and why no more."""
+    if truncated and max_rows:
+        footer = f"(first {rows} rows: --max-rows {max_rows})"
+    elif truncated:
+        footer = f"(first {rows} rows; more with --max-rows N, or all with --format csv)"
+    else:
+        footer = f"({rows} row{'' if rows == 1 else 's'})"
+    return f"{table_text(names, shown)}\n{footer}\n"
 
-    def __init__(self, names: list[str], fmt: str, out: IO[str]):
-        self.names, self.out, self.batches = names, out, []
 
-    def write(self, batch: pa.RecordBatch) -> bool:
-        self.batches.append(batch)
-        return True
+def table_text(names: list[str], rows: list[tuple]) -> str:
+    """Rows of text values (None: `null`) in a box, one line per row: at most TABLE_COLUMNS
+    columns (the first and last halves, `…` between) and TABLE_CELL characters a value."""
+    shown: list[int | None] = list(range(len(names)))
+    if len(names) > TABLE_COLUMNS:
+        half = TABLE_COLUMNS // 2
+        shown = [*range(half), None, *range(len(names) - half, len(names))]
+    header = [_cell(names[i]) if i is not None else "…" for i in shown]
+    body = [[_cell(row[i]) if i is not None else "…" for i in shown] for row in rows]
+    widths = [max(_width(t) for t in column) for column in zip(header, *body, strict=True)]
 
-    def close(self, rows: int, truncated: bool, max_rows: int) -> None:
-        if self.batches:
-            frame = pl.from_arrow(pa.Table.from_batches(self.batches))
-        else:
-            frame = pl.DataFrame(schema={n: pl.String for n in self.names})
-        if isinstance(frame, pl.Series):  # pragma: no cover - from_arrow of one column
-            frame = frame.to_frame()
-        with pl.Config(
-            tbl_rows=max(frame.height, 1),
-            tbl_cols=30,
-            fmt_str_lengths=60,
-            tbl_width_chars=200,
-            tbl_hide_dataframe_shape=True,
-            tbl_hide_column_data_types=True,
-        ):
-            text = str(frame)
-        if truncated and max_rows:
-            footer = f"(first {rows} rows: --max-rows {max_rows})"
-        elif truncated:
-            footer = f"(first {rows} rows; more with --max-rows N, or all with --format csv)"
-        else:
-            footer = f"({rows} row{'' if rows == 1 else 's'})"
-        _write(self.out, f"{text}\n{footer}\n")
+    def line(left: str, fill: str, middle: str, right: str) -> str:
+        return left + middle.join(fill * (w + 2) for w in widths) + right
+
+    def cells(texts: list[str]) -> str:
+        padded = (f" {t}{' ' * (w - _width(t))} " for t, w in zip(texts, widths, strict=True))
+        return "│" + "┆".join(padded) + "│"
+
+    return "\n".join(
+        [line("┌", "─", "┬", "┐"), cells(header), line("╞", "═", "╪", "╡")]
+        + [cells(texts) for texts in body]
+        + [line("└", "─", "┴", "┘")]
+    )
+
+
+def _cell(value: str | None) -> str:
+    if value is None:
+        return "null"
+    text = value.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    return text if len(text) <= TABLE_CELL else text[:TABLE_CELL] + "…"
+
+
+def _width(text: str) -> int:
+    """Columns `text` takes on a terminal: wide (East Asian) characters two, combining none."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def format_frame(frame: pl.DataFrame, fmt: str) -> str:
     """An in-memory frame as text (the reports of `duplirank nightly`)."""
+    import polars as pl
+
     if fmt == "csv":
         return frame.write_csv()
     if fmt == "json":

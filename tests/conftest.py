@@ -23,7 +23,11 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(_CACHE / "hypothesis")
 
 import pytest  # noqa: E402
 
-import flows  # noqa: E402,F401  (sets the Prefect defaults before any prefect import)
+from flows.allocator import use_batch_allocator  # noqa: E402
+from flows.prefect_env import use_prefect_defaults  # noqa: E402
+
+use_batch_allocator()  # what a run sets before Polars and Prefect are imported (flows/cli.py)
+use_prefect_defaults()
 
 
 @pytest.fixture(scope="session")

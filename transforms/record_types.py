@@ -15,15 +15,36 @@ window around the run (a setting, not a property of the record type: `flows.inge
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-import dataframely as dy
 import polars as pl
 
 from transforms.bridge.contracts import is_passed_out
+
+
+def _dataframely():
+    """dataframely, imported without SQLAlchemy when nothing has imported it yet: dataframely
+    imports SQLAlchemy (installed for Prefect's server) only for its SQL column types, which
+    duplirank does not use, and it is most of dataframely's import time. A later
+    `import sqlalchemy` (Prefect) loads it as usual."""
+    if "dataframely" in sys.modules or "sqlalchemy" in sys.modules:
+        import dataframely
+
+        return dataframely
+    sys.modules["sqlalchemy"] = None  # type: ignore[assignment]  (ImportError on import)
+    try:
+        import dataframely
+    finally:
+        if sys.modules.get("sqlalchemy", 0) is None:
+            del sys.modules["sqlalchemy"]
+    return dataframely
+
+
+dy = _dataframely()
 
 TS = pl.Datetime("us", "UTC")
 MAX_CONTREE_POINTS = 3_000

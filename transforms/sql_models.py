@@ -14,9 +14,12 @@ import os
 import threading
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
+
+if TYPE_CHECKING:  # imported where used: `duplirank sql` parses with DuckDB alone
+    import polars as pl
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
@@ -68,6 +71,8 @@ def model_sql(name: str) -> str:
 def run_model(
     name: str, params: dict | None = None, **tables: pl.DataFrame | pl.LazyFrame
 ) -> pl.DataFrame:
+    import polars as pl
+
     con = _cursor()
     try:
         for table, frame in tables.items():

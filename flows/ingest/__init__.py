@@ -13,13 +13,37 @@
 - `pbn`: PBN files as bridge events; `check`: the same checks on bytes in memory.
 """
 
-from flows.ingest.check import Validated, validate_bytes, validate_lines
-from flows.ingest.log import INGEST_LOG_SCHEMA, FileReport
-from flows.ingest.options import IngestOptions, Window
-from flows.ingest.partition import assign_partition
-from flows.ingest.read import INPUT_SUFFIXES, list_inputs
-from flows.ingest.run import IngestResult, Progress, ingest, replay
-from flows.ingest.stage import QUARANTINE_TABLE_SCHEMA, bronze_table
+import importlib
+
+# each name from its module, imported when first used: `flows.ingest.options` (the settings)
+# does not load the validation (dataframely) or the run
+_WHERE = {
+    "Validated": "check",
+    "validate_bytes": "check",
+    "validate_lines": "check",
+    "INGEST_LOG_SCHEMA": "log",
+    "FileReport": "log",
+    "IngestOptions": "options",
+    "Window": "options",
+    "assign_partition": "partition",
+    "INPUT_SUFFIXES": "read",
+    "list_inputs": "read",
+    "IngestResult": "run",
+    "Progress": "run",
+    "ingest": "run",
+    "replay": "run",
+    "QUARANTINE_TABLE_SCHEMA": "stage",
+    "bronze_table": "stage",
+}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "INGEST_LOG_SCHEMA",

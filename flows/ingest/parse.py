@@ -13,7 +13,9 @@ one for one, the whole chunk is parsed line by line.
 Each line also gets a 64-bit hash of its bytes (is a line with the key of an earlier one the
 same text?); whether a line is blank or an object comes from its first bytes (numpy), and its
 unknown fields (`extra`) from a second DuckDB pass over the few lines that may have some
-(`extra_fields`).
+(`extra_fields`). Which lines may have some: a line longer than the compact JSON of its known
+fields (`validate`), whose keys (`key_counts`, numpy over its bytes) outnumber theirs — JSON
+written with spaces (`", "`, `": "`) or escaped characters is longer, not richer in keys.
 
 DuckDB is lenient where strict JSON is not: `NaN`/`Infinity` are accepted (the field decoding
 names them), trailing commas are accepted, and a key given twice keeps its first value.
@@ -77,6 +79,8 @@ from read_json(
 )
 """
 WHITESPACE = np.array([0x20, 0x09, 0x0D, 0x0A], dtype=np.uint8)
+QUOTE, COLON, SPACE, TAB = 0x22, 0x3A, 0x20, 0x09
+KEY_SPACES = 4  # spaces or tabs looked past between a key's closing `"` and its `:`
 SKIPPED = b" \t\r\x0b\x0c\n"  # the bytes of a line `read_json` skips (measured, DuckDB 2.0)
 SKIPPED_FIRST = np.frombuffer(SKIPPED, dtype=np.uint8)
 
@@ -310,3 +314,38 @@ def extra_fields(
     chunk = pa.table({"line_no": pa.array(line_no, pa.int64()), "raw": raw})  # noqa: F841
     patch = json.dumps(dict.fromkeys(known))
     return pl.from_arrow(con.sql(EXTRA_QUERY, params={"patch": patch}).to_arrow_table())
+
+
+def key_counts(raw: pa.Array, positions: np.ndarray) -> np.ndarray:
+    """The keys in each line at `positions` of the chunk, nested objects' included: each `:`
+    whose last byte before it (past up to KEY_SPACES spaces or tabs) is a `"`. A string may
+    hold such a pair only escaped (`\\":`), which the JSON text of the value holds as well
+    (`KEY_PATTERN` counts it there). Lines are looked at in place when they are many, else
+    copied out first."""
+    offsets = _offsets(raw)
+    data = np.frombuffer(raw.buffers()[2], dtype=np.uint8)
+    given = np.asarray(positions, dtype=np.int64)
+    order = np.argsort(given, kind="stable")
+    positions = given[order]
+    starts, ends = offsets[positions], offsets[positions + 1]
+    if len(positions) * 8 < len(raw):  # a few lines: their bytes side by side
+        data = np.concatenate([data[s:e] for s, e in zip(starts, ends, strict=True)] or [data[:0]])
+        ends = np.cumsum(ends - starts)
+        starts = ends - (offsets[positions + 1] - offsets[positions])
+        scope = (0, int(ends[-1]) if len(ends) else 0)
+    else:
+        scope = (int(offsets[0]), int(offsets[-1]))
+    colons = np.flatnonzero(data[scope[0] : scope[1]] == COLON) + scope[0]
+    before = np.maximum(colons - 1, 0)
+    for _ in range(KEY_SPACES):
+        blank = (data[before] == SPACE) | (data[before] == TAB)
+        before = np.maximum(before - blank, 0)
+    keys = colons[data[before] == QUOTE]
+    line = np.searchsorted(starts, keys, side="right") - 1
+    inside = (line >= 0) & (keys < ends[np.maximum(line, 0)])
+    counts = np.empty(len(given), np.int64)
+    counts[order] = np.bincount(line[inside], minlength=len(positions))
+    return counts
+
+
+KEY_PATTERN = r'"[ \t]*:'  # what `key_counts` counts, as a regular expression (JSON texts)

@@ -33,7 +33,14 @@ import pyarrow as pa
 
 from flows.ingest import decode
 from flows.ingest.options import Window
-from flows.ingest.parse import FIELDS, extra_fields, parse_chunk, release_scratch
+from flows.ingest.parse import (
+    FIELDS,
+    KEY_PATTERN,
+    extra_fields,
+    key_counts,
+    parse_chunk,
+    release_scratch,
+)
 from flows.ingest.read import Chunk, lines_at
 from transforms.record_types import RECORD_TYPES, RecordType
 
@@ -617,6 +624,14 @@ def _with_extra(
     Only lines that `_may_have_extra` are parsed again (by DuckDB's `json_merge_patch`)."""
     look = rows.filter(pl.col("_extra?"))
     rows = rows.drop("_extra?")
+    if look.height:  # longer than compact (spaces, escapes…): more keys than its fields'?
+        known = 1 + pl.sum_horizontal(
+            *(pl.col(f).is_not_null() for f in rt.fields),
+            *(pl.col(f"_t_{f}").str.count_matches(KEY_PATTERN).fill_null(0)
+              for f in rt.fields if rt.kind(f) == "obj"),
+        )  # fmt: skip
+        keys = key_counts(chunk.raw, look["_pos"].to_numpy())
+        look = look.filter(pl.Series(keys != look.select(known).to_series().to_numpy()))
     if not look.height:  # the common case: no line has fields its type does not declare
         return rows.with_columns(pl.lit(None, pl.String).alias("extra"))
     lines = pa.array(lines_at(chunk.raw, look["_pos"]), pa.large_binary())

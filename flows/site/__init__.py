@@ -14,6 +14,19 @@ and charts as row templates), `html` (the page's shell, the sections of pages ma
 lives), `build` (make, write what changed, swap in).
 """
 
-from flows.site.build import SiteReport, build_site, event_site, publish_site
+import importlib
+
+_NAMES = frozenset({"SiteReport", "build_site", "event_site", "publish_site"})
+
+
+def __getattr__(name: str):
+    """The names of `flows.site.build`, imported when first used (`flows.site.options`, read
+    by the settings, does not load the pages' templates)."""
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("flows.site.build"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["SiteReport", "build_site", "event_site", "publish_site"]

@@ -33,14 +33,16 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
 from flows.storage.options import StorageOptions
 from flows.storage.store import POINTER, STAGING, open_store, safe_path, sha256_of
+
+if TYPE_CHECKING:  # imported where used: `duplirank sql` reads the manifest without Polars
+    import polars as pl
 
 PUBLICATIONS = "_publications"
 MANIFEST = "manifest.json"
@@ -198,6 +200,8 @@ class Warehouse:
         pending: list[dict] | None = None,
     ) -> pl.LazyFrame:
         """The rows of a table (optionally some partitions) as a LazyFrame."""
+        import polars as pl
+
         files = self.files(table, partitions, pending)
         if not files:
             if schema is None:
@@ -214,6 +218,8 @@ class Warehouse:
     def scan_files(self, files: list[str], **options) -> pl.LazyFrame:
         """`pl.scan_parquet` of some files of this warehouse (URIs from `files`), with the
         store's credentials."""
+        import polars as pl
+
         return pl.scan_parquet(files, storage_options=self.store.polars_options, **options)
 
     # ------------------------------------------------------------------ running
@@ -307,6 +313,8 @@ class Transaction:
         """Write a data file of a partition (not yet published); returns its manifest entry.
         `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are;
         `statistics`: min/max/null counts per row group (a third of the cost of a write)."""
+        import polars as pl
+
         rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
         tmp = self.staging() / rel.replace("/", "__")
         guard = self.wh.store._guard
@@ -400,6 +408,8 @@ class Transaction:
         `column` has that value. A value with no rows is unpublished; the table keeps its
         schema through one empty `_schema` partition. `suffix` names a sub-partition
         (`month=…/suffix`) when several producers share a table (data_issues)."""
+        import polars as pl
+
         for month in months:
             part = f"{key}={month}" + (f"/{suffix}" if suffix else "")
             rows = frame.filter(pl.col(column) == month)
