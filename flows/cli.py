@@ -512,6 +512,7 @@ BRIDGE_OPTION_HELP = {
     "trim": "scores dropped before the datum: kops | out=n | a fraction | median",
     "cap_base": "round cap = cap_base + boards in the round",
     "cavendish_cap": "cavendish methods: IMPs cap per comparison",
+    "pct_rounding": "matchpoints: per_board (KOPS) | exact (sum unrounded, round once)",
 }
 
 

@@ -27,12 +27,13 @@ from transforms.record_types import RECORD_TYPES
 
 FORMATS = ("table", "csv", "json", "html")
 BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
-STANDING_COLUMNS = ["section", "rank", "pair", "total", "max", "pct", "imps", "vp", "penalties",
-                    "boards"]  # fmt: skip
+STANDING_COLUMNS = ["section", "rank", "pair", "names", "total", "max", "pct", "imps", "vp",
+                    "penalties", "boards", "reported_total", "reported_pct",
+                    "reported_rank"]  # fmt: skip
 BOARD_COLUMNS = [
     "section", "board", "pair", "direction", "round", "opponent", "contract", "declarer",
     "result", "score", "score_ns", "mp", "mp_top", "pct", "imp", "datum", "adjusted",
-    "computed_score",
+    "computed_score", "reported_points",
 ]  # fmt: skip
 
 
@@ -80,15 +81,22 @@ def score_file(
         )
         columns = BOARD_COLUMNS
     else:
-        shown = tables["bridge_standings"].sort("section", "rank", "pair")
+        shown = tables["bridge_standings"].sort("section", "field", "rank", "pair",
+                                                nulls_last=True)  # fmt: skip
         columns = STANDING_COLUMNS
     outputs: list[str] = []
     for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
-        frame = shown.filter(pl.col("event_id") == event["event_id"]).select(columns)
-        frame = _drop_empty(frame).with_columns(pl.lit(event["event_id"]).alias("event_id"))
-        frame = frame.select("event_id", pl.exclude("event_id"))
         title = f"{event['event_id']} {event.get('date') or ''} — {_method(event, overrides)}"
-        outputs.append(_render(frame, fmt, title.strip()))
+        rows = shown.filter(pl.col("event_id") == event["event_id"])
+        kept = _drop_empty(rows.select(columns)).columns  # the same columns in every field
+        for field, frame in _parts(rows):
+            frame = frame.select(kept).with_columns(pl.lit(event["event_id"]).alias("event_id"))
+            if field is not None:
+                frame = frame.with_columns(pl.lit(field).alias("field"))
+            frame = frame.select("event_id", *(["field"] if field is not None else []),
+                                 pl.exclude("event_id", "field"))  # fmt: skip
+            name = title.strip() + (f" — field {field}" if field is not None else "")
+            outputs.append(_render(frame, fmt, name))
     text = _join(outputs, fmt)
     if notes:
         if fmt == "table":
@@ -96,6 +104,15 @@ def score_file(
         else:
             sys.stderr.write("\n".join(notes) + "\n")
     return text
+
+
+def _parts(frame: pl.DataFrame) -> list[tuple[str | None, pl.DataFrame]]:
+    """The rows of one event as one table per field (NS, EW of a two-winner movement; None:
+    the one field of a one-winner movement)."""
+    if "field" not in frame.columns or frame["field"].is_null().all():
+        return [(None, frame)]
+    parts = frame.partition_by("field", as_dict=True, maintain_order=True)
+    return [(field, part) for (field,), part in parts.items()]
 
 
 def _method(event: dict, overrides: dict) -> str:

@@ -171,27 +171,37 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
     )
     total = pl.when(pl.col("_decimals")).then(num(pl.col("total"), 2, lang)).otherwise(
         num(pl.col("total"), 0, lang))  # fmt: skip
-    mp_event = _is_mp(pl.col("method"))
-    has_vp = pl.col("vp").is_not_null().any().alias("_vp")
-    has_pen = (pl.col("penalties").fill_null(0) != 0).any().alias("_pen")
-    base_cols = [
-        Col(w["rank"], text(pl.col("rank")), num=True),
-        Col(w["pair"], pl.col("pair"), href=pair_link("pair"), th=True),
-        Col(w["total"], total, num=True),
-        Col(w["pct"] + " / " + w["imp"], pl.when(mp_event).then(num(pl.col("pct"), 2, lang))
-            .otherwise(num(pl.col("imps"), 2, lang)), num=True),
-    ]  # fmt: skip
-    vp_col = Col(w["vp"], num(pl.col("vp"), 2, lang), num=True)
-    pen_col = Col(w["penalties"], num(pl.col("penalties"), 2, lang), num=True)
-    ordered = standings.join(
-        standings.group_by("event_id").agg(has_vp, has_pen), on="event_id"
-    ).sort("event_id", "section", "rank", "pair", nulls_last=True)
-    # VP and penalty columns only where an event has them: one set of columns per kind
+    if "field" not in standings.columns:
+        standings = standings.with_columns(field=pl.lit(None, pl.String))
+    if "names" not in standings.columns:
+        standings = standings.with_columns(names=pl.lit(None, pl.String))
+    kinds = [
+        _is_mp(pl.col("method")).first().alias("_mp"),
+        pl.col("vp").is_not_null().any().alias("_vp"),
+        (pl.col("penalties").fill_null(0) != 0).any().alias("_pen"),
+        pl.col("names").is_not_null().any().alias("_names"),
+    ]
+    ordered = standings.join(standings.group_by("event_id").agg(kinds), on="event_id").sort(
+        "event_id", "section", "field", "rank", "pair", nulls_last=True
+    )
+    # columns only where an event has them (VP, penalties, the players' names), and no column
+    # twice: an IMP event without VP has its IMPs as its total
     standing_rows: dict = {}
     standing_cols: dict[str, list[Col]] = {}
-    for (vp, pen), part in ordered.partition_by(["_vp", "_pen"], as_dict=True).items():
-        cols = base_cols + ([vp_col] if vp else []) + ([pen_col] if pen else [])
-        standing_rows |= bodies(part, ["event_id", "section"], cols, root)
+    for (mp, vp, pen, names), part in ordered.partition_by(
+        ["_mp", "_vp", "_pen", "_names"], as_dict=True
+    ).items():
+        cols = [
+            Col(w["rank"], text(pl.col("rank")), num=True),
+            Col(w["pair"], pl.col("pair"), href=pair_link("pair"), th=True),
+            *([Col(w["players"], text(pl.col("names")))] if names else []),
+            Col(w["total"], total, num=True),
+            *([Col(w["pct"], num(pl.col("pct"), 2, lang), num=True)] if mp else []),
+            *([Col(w["imp"], num(pl.col("imps"), 2, lang), num=True)] if vp and not mp else []),
+            *([Col(w["vp"], num(pl.col("vp"), 2, lang), num=True)] if vp else []),
+            *([Col(w["penalties"], num(pl.col("penalties"), 2, lang), num=True)] if pen else []),
+        ]
+        standing_rows |= bodies(part, ["event_id", "section", "field"], cols, root)
         standing_cols |= dict.fromkeys(part["event_id"].unique().to_list(), cols)
 
     # --- travellers: NS line of each table with the EW side's MP/IMP beside it
@@ -274,7 +284,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         method = methods[event_id]
         is_mp = method in MP_METHODS
         shown_cols = header(standing_cols[event_id])
-        shown_cols[3] = {"label": w["pct"] if is_mp else w["imp"], "num": True}
+        event_standings = ordered.filter(pl.col("event_id") == event_id)
         title = f"{w['event']} {event_id}"
         crumbs = layout.crumbs(event_id, month)
         event_boards = board_lists.filter(pl.col("event_id") == event_id)
@@ -286,14 +296,21 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
             (w["boards"], str(event_boards["board"].n_unique()), None),
         ]}]  # fmt: skip
         for section in sections_of_event:
-            label = f"{w['standings']}" + (f" — {w['section']} {section}" if section else "")
-            body = standing_rows.get((event_id, section), "")
-            page_sections.append({
-                "kind": "table", "h2": label, "caption": f"{label} — {event_id}",
-                "cols": shown_cols, "body": body, "sortable": True, "sorted": 0,
-                "table_id": "classement" + (f"-{paths.slug(section)}" if section is not None
-                                            else ""),
-            })  # fmt: skip
+            fields = (
+                event_standings.filter(pl.col("section").eq_missing(section))["field"]
+                .unique(maintain_order=True).to_list() or [None]
+            )  # fmt: skip
+            for field in fields:  # one table per field (NS and EW of a two-winner movement)
+                label = (f"{w['standings']}" + (f" — {w['section']} {section}" if section else "")
+                         + (f" — {w[field.lower()]}" if field else ""))  # fmt: skip
+                body = standing_rows.get((event_id, section, field), "")
+                table_id = ("classement" + (f"-{paths.slug(section)}" if section is not None
+                            else "") + (f"-{field.lower()}" if field else ""))  # fmt: skip
+                page_sections.append({
+                    "kind": "table", "h2": label, "caption": f"{label} — {event_id}",
+                    "cols": shown_cols, "body": body, "sortable": True, "sorted": 0,
+                    "table_id": table_id,
+                })  # fmt: skip
             sec_slug = paths.section_slug(section)
             numbers = event_boards.filter(pl.col("section").eq_missing(section))["board"].to_list()
             page_sections.append({
