@@ -716,7 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
         warehouse=False,
         epilog=_bridge_options_help(),
     )
-    p.add_argument("file", help="a .pbn file, or JSON Lines of bridge.* records")
+    p.add_argument("file", help="a .pbn or USEBIO .xml file, or JSON Lines of bridge.* records")
     p.add_argument(
         "--method", metavar="METHOD", help="scoring method (default: the file's own; list below)"
     )

@@ -1,4 +1,4 @@
-"""`duplirank score FILE`: score one bridge event file (PBN or JSON Lines) and print it.
+"""`duplirank score FILE`: score one bridge event file (USEBIO, PBN or JSON Lines) and print it.
 
 The body of the CLI command: `score_file` returns the text to print. The method defaults to
 the file's own (`bridge.event.scoring`, or the PBN's `ScoringType`/`[Scoring]`); `--option
@@ -23,6 +23,7 @@ from flows.ingest import validate_bytes
 from transforms.bridge.event import score_events
 from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
+from transforms.bridge.usebio import is_usebio, parse_usebio
 from transforms.record_types import RECORD_TYPES
 
 FORMATS = ("table", "csv", "json", "html")
@@ -81,8 +82,10 @@ def score_file(
         )
         columns = BOARD_COLUMNS
     else:
-        shown = tables["bridge_standings"].sort("section", "field", "rank", "pair",
-                                                nulls_last=True)  # fmt: skip
+        ns_first = pl.col("field") == "EW"  # NS's table, then EW's
+        shown = tables["bridge_standings"].sort(
+            "section", ns_first, "rank", "pair", nulls_last=True
+        )
         columns = STANDING_COLUMNS
     outputs: list[str] = []
     for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
@@ -123,7 +126,8 @@ def _method(event: dict, overrides: dict) -> str:
 
 
 def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
-    """Bronze-shaped bridge frames of a PBN or JSON Lines file, and notes on what was set aside."""
+    """Bronze-shaped bridge frames of a USEBIO, PBN or JSON Lines file, and notes on what was
+    set aside."""
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -135,6 +139,15 @@ def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
             raise ValueError(f"cannot read {path}: {err}") from None
     frames = {name: pl.DataFrame(schema=RECORD_TYPES[name].schema()) for name in BRIDGE_TYPES}
     notes: list[str] = []
+    if path.suffix.lower() == ".xml" or is_usebio(data):
+        parsed_xml = parse_usebio(data, path.name, path.name.split(".")[0])
+        if parsed_xml.frames["bridge.result"].is_empty():
+            raise ValueError(f"{path}: no traveller line could be read")
+        frames |= parsed_xml.frames
+        notes += [f"skipped: {reason}" for reason in parsed_xml.skipped]
+        notes += [f"unknown USEBIO element <{tag}> ignored ({n}×)"
+                  for tag, n in sorted(parsed_xml.unknown.items())]  # fmt: skip
+        return frames, notes
     if _looks_like_pbn(path, data):
         parsed = parse_pbn(data, path.name, path.name.split(".")[0])
         if parsed.frames["bridge.result"].is_empty():

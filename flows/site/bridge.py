@@ -182,7 +182,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         pl.col("names").is_not_null().any().alias("_names"),
     ]
     ordered = standings.join(standings.group_by("event_id").agg(kinds), on="event_id").sort(
-        "event_id", "section", "field", "rank", "pair", nulls_last=True
+        "event_id", "section", pl.col("field") == "EW", "rank", "pair", nulls_last=True
     )
     # columns only where an event has them (VP, penalties, the players' names), and no column
     # twice: an IMP event without VP has its IMPs as its total
