@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest import validate_bytes
+from transforms.bridge.deals import board_deals
 from transforms.bridge.event import score_events
 from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
@@ -70,8 +71,9 @@ def score_file(
     if fmt == "html":
         from flows.site import event_site
 
+        deals = board_deals(frames["bridge.result"].lazy()).collect()
         site = event_site(tables["bridge_standings"], tables["bridge_board_results"], events,
-                          out, lang)  # fmt: skip
+                          out, lang, deals)  # fmt: skip
         text = site.text() + "\n"
         if notes:
             sys.stderr.write("\n".join(notes) + "\n")

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
+from transforms.bridge.deals import board_deals
 
 ReadTable = Callable[[str], "pl.LazyFrame | pl.DataFrame"]
 
@@ -46,6 +47,10 @@ COLUMNS = {
                              "score_ns", "mp", "mp_top", "pct", "imp", "adjusted"],
     "bridge_event": ["event_id", "date"],
 }  # fmt: skip
+# tables the site derives from a published one as it reads it: name -> (source, derivation)
+DERIVED: dict[str, tuple[str, Callable[[pl.LazyFrame], pl.LazyFrame]]] = {
+    "bridge_deals": ("bridge_result", board_deals),  # one row per board with its deal
+}
 
 
 @dataclass
@@ -156,9 +161,15 @@ def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:
         lazy[name] = frame.select(
             [pl.col(c) if c in present else pl.lit(None).alias(c) for c in columns]
         )
+    for name, (source, derive) in DERIVED.items():
+        try:
+            frame = read_table(source)
+        except (UserError, KeyError, FileNotFoundError):
+            continue
+        lazy[name] = derive(frame.lazy())
     names = list(lazy)
     frames = dict(zip(names, pl.collect_all([lazy[n] for n in names]), strict=True))
-    return {name: frames.get(name) for name in COLUMNS}
+    return {name: frames.get(name) for name in [*COLUMNS, *DERIVED]}
 
 
 def root_of(path: str) -> str:
