@@ -192,3 +192,31 @@ def test_usebio_files_in_the_landing_folder_are_bridge_events(tmp_path):
     assert reasons(wh, bad) == [(1, "USEBIO file refused: it declares a DOCTYPE or entities")]
     status = {Path(f.file).name: f.status for f in result.files}
     assert status == {"club-1103.xml": "ingested", "lol.xml": "ingested"}
+
+
+def test_the_pbn_total_score_table_says_two_winner():
+    """Without its TotalScoreTable the PBN's pairs 1-4 sit both ways (NS 1 and EW 1 would be
+    one pair): one field. With it (a Direction per pair) NS 1 and EW 1 are two pairs, two
+    fields; a TotalScoreTable without directions says one winner."""
+    text = (DATA / "mitchell.pbn").read_text(encoding="utf-8")
+    head, table = text.split("[TotalScoreTable", 1)
+    rest = table.split("\n\n", 1)[1]
+    without = _scored(parse_pbn((head + rest).encode(), "m.pbn", "M").frames)
+    assert without["bridge_standings"]["field"].is_null().all()
+    assert sorted(without["bridge_standings"]["pair"]) == ["1", "2", "3", "4"]
+    with_table = _scored(parse_pbn(text.encode(), "m.pbn", "M").frames)["bridge_standings"]
+    assert with_table.group_by("field").len().sort("field").rows() == [("EW", 4), ("NS", 4)]
+    no_direction = text.replace("Direction\\2R;", "").replace(" NS ", " ").replace(" EW ", " ")
+    parsed = parse_pbn(no_direction.encode(), "m.pbn", "M")
+    assert json.loads(parsed.frames["bridge.event"]["extra"][0])["winner_type"] == 1
+    assert _scored(parsed.frames)["bridge_standings"]["field"].is_null().all()
+
+
+def test_duplirank_score_prints_a_usebio_files_fields(capsys):
+    from flows import cli
+
+    assert cli.main(["score", str(DATA / "mitchell.xml")]) == 0
+    out = capsys.readouterr().out
+    assert "mitchell 2026-11-03 — matchpoints — field NS" in out
+    assert "mitchell 2026-11-03 — matchpoints — field EW" in out
+    assert out.count("| mitchell |") == 8
