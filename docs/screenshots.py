@@ -4,6 +4,10 @@ docs/screenshots/ (for the README). Uses the system's Chromium through Playwrigh
     .venv/bin/duplirank nightly --landing data/sample --warehouse /tmp/wh
     .venv/bin/duplirank site --warehouse /tmp/wh --out /tmp/site
     .venv/bin/python docs/screenshots.py /tmp/site
+
+It also writes the pages of two bridge event files with `duplirank score FILE --format html`
+(a USEBIO Mitchell with the players' names, the KOPS oracle's PBN with its deals) and takes
+their standings and a board (`bridge-file-*`). `--bridge-only` takes those alone.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import sys
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 PAGES = {
     "index": "index.html",
@@ -23,18 +30,45 @@ PAGES = {
     "bridge-event": "bridge/tournois/BR1-20261031-0001/index.html",
     "bridge-traveller": "bridge/tournois/BR1-20261031-0001/donne-7.html",
 }
+# bridge event files -> (name, page) of the pages `score --format html` writes for each
+BRIDGE_FILES = {
+    "tests/bridge/data/mitchell.xml": [
+        ("bridge-file-mitchell-standings", "index.html"),
+        ("bridge-file-mitchell-board", "donne-1.html"),
+    ],
+    "tests/data/oracles/kops_PCH1003_matchpoints/PCH1003.pbn": [
+        ("bridge-file-kops-board", "donne-1.html"),
+    ],
+}
 WIDTHS = {"desktop": (1280, 860), "phone": (390, 844)}
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync"]  # fmt: skip
 
 
-def main(site: Path, out: Path) -> None:
+def bridge_pages(folder: Path) -> dict[str, Path]:
+    """The pages of `BRIDGE_FILES`, written into `folder`: {screenshot name: page}."""
+    from flows.score_command import score_file
+
+    shots = {}
+    for i, (source, pages) in enumerate(BRIDGE_FILES.items()):
+        out = folder / f"event-{i}"
+        score_file(ROOT / source, None, [], False, "html", out)
+        shots |= {name: out / page for name, page in pages}
+    return shots
+
+
+def main(site: Path | None, out: Path, scratch: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    files = bridge_pages(scratch)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         for width_name, (width, height) in WIDTHS.items():
             page = browser.new_page(viewport={"width": width, "height": height})
-            for name, path in PAGES.items():
+            for name, path in files.items():
+                page.goto(path.as_uri())
+                page.screenshot(path=out / f"{name}-{width_name}.png", full_page=True)
+                print(out / f"{name}-{width_name}.png")
+            for name, path in PAGES.items() if site is not None else ():
                 page_path, _, anchor = path.partition("#")
                 page.goto((site / page_path).as_uri() + (f"#{anchor}" if anchor else ""))
                 if name == "face-a-face-matches":  # show the sort by Joueur 1
@@ -49,4 +83,8 @@ def main(site: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]).resolve(), Path(__file__).resolve().parent / "screenshots")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        site = None if sys.argv[1] == "--bridge-only" else Path(sys.argv[1]).resolve()
+        main(site, Path(__file__).resolve().parent / "screenshots", Path(scratch))

@@ -533,6 +533,7 @@ BRIDGE_OPTION_HELP = {
     "trim": "scores dropped before the datum: kops | out=n | a fraction | median",
     "cap_base": "round cap = cap_base + boards in the round",
     "cavendish_cap": "cavendish methods: IMPs cap per comparison",
+    "pct_rounding": "matchpoints: per_board (KOPS) | exact (sum unrounded, round once)",
 }
 
 
@@ -736,7 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
         warehouse=False,
         epilog=_bridge_options_help(),
     )
-    p.add_argument("file", help="a .pbn file, or JSON Lines of bridge.* records")
+    p.add_argument("file", help="a .pbn or USEBIO .xml file, or JSON Lines of bridge.* records")
     p.add_argument(
         "--method", metavar="METHOD", help="scoring method (default: the file's own; list below)"
     )

@@ -1,4 +1,4 @@
-"""`duplirank score FILE`: score one bridge event file (PBN or JSON Lines) and print it.
+"""`duplirank score FILE`: score one bridge event file (USEBIO, PBN or JSON Lines) and print it.
 
 The body of the CLI command: `score_file` returns the text to print. The method defaults to
 the file's own (`bridge.event.scoring`, or the PBN's `ScoringType`/`[Scoring]`); `--option
@@ -20,19 +20,22 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest import validate_bytes
+from transforms.bridge.deals import board_deals
 from transforms.bridge.event import score_events
 from transforms.bridge.options import METHODS, BridgeOptions, resolve_options
 from transforms.bridge.pbn import parse_pbn
+from transforms.bridge.usebio import is_usebio, parse_usebio
 from transforms.record_types import RECORD_TYPES
 
 FORMATS = ("table", "csv", "json", "html")
 BRIDGE_TYPES = ("bridge.event", "bridge.result", "bridge.penalty")
-STANDING_COLUMNS = ["section", "rank", "pair", "total", "max", "pct", "imps", "vp", "penalties",
-                    "boards"]  # fmt: skip
+STANDING_COLUMNS = ["section", "rank", "pair", "names", "total", "max", "pct", "imps", "vp",
+                    "penalties", "boards", "reported_total", "reported_pct",
+                    "reported_rank"]  # fmt: skip
 BOARD_COLUMNS = [
     "section", "board", "pair", "direction", "round", "opponent", "contract", "declarer",
     "result", "score", "score_ns", "mp", "mp_top", "pct", "imp", "datum", "adjusted",
-    "computed_score",
+    "computed_score", "reported_points",
 ]  # fmt: skip
 
 
@@ -68,8 +71,9 @@ def score_file(
     if fmt == "html":
         from flows.site import event_site
 
+        deals = board_deals(frames["bridge.result"].lazy()).collect()
         site = event_site(tables["bridge_standings"], tables["bridge_board_results"], events,
-                          out, lang)  # fmt: skip
+                          out, lang, deals)  # fmt: skip
         text = site.text() + "\n"
         if notes:
             sys.stderr.write("\n".join(notes) + "\n")
@@ -80,15 +84,24 @@ def score_file(
         )
         columns = BOARD_COLUMNS
     else:
-        shown = tables["bridge_standings"].sort("section", "rank", "pair")
+        ns_first = pl.col("field") == "EW"  # NS's table, then EW's
+        shown = tables["bridge_standings"].sort(
+            "section", ns_first, "rank", "pair", nulls_last=True
+        )
         columns = STANDING_COLUMNS
     outputs: list[str] = []
     for event in events.unique("event_id", keep="last").sort("event_id").iter_rows(named=True):
-        frame = shown.filter(pl.col("event_id") == event["event_id"]).select(columns)
-        frame = _drop_empty(frame).with_columns(pl.lit(event["event_id"]).alias("event_id"))
-        frame = frame.select("event_id", pl.exclude("event_id"))
         title = f"{event['event_id']} {event.get('date') or ''} — {_method(event, overrides)}"
-        outputs.append(_render(frame, fmt, title.strip()))
+        rows = shown.filter(pl.col("event_id") == event["event_id"])
+        kept = _drop_empty(rows.select(columns)).columns  # the same columns in every field
+        for field, frame in _parts(rows):
+            frame = frame.select(kept).with_columns(pl.lit(event["event_id"]).alias("event_id"))
+            if field is not None:
+                frame = frame.with_columns(pl.lit(field).alias("field"))
+            frame = frame.select("event_id", *(["field"] if field is not None else []),
+                                 pl.exclude("event_id", "field"))  # fmt: skip
+            name = title.strip() + (f" — field {field}" if field is not None else "")
+            outputs.append(_render(frame, fmt, name))
     text = _join(outputs, fmt)
     if notes:
         if fmt == "table":
@@ -96,6 +109,15 @@ def score_file(
         else:
             sys.stderr.write("\n".join(notes) + "\n")
     return text
+
+
+def _parts(frame: pl.DataFrame) -> list[tuple[str | None, pl.DataFrame]]:
+    """The rows of one event as one table per field (NS, EW of a two-winner movement; None:
+    the one field of a one-winner movement)."""
+    if "field" not in frame.columns or frame["field"].is_null().all():
+        return [(None, frame)]
+    parts = frame.partition_by("field", as_dict=True, maintain_order=True)
+    return [(field, part) for (field,), part in parts.items()]
 
 
 def _method(event: dict, overrides: dict) -> str:
@@ -106,7 +128,8 @@ def _method(event: dict, overrides: dict) -> str:
 
 
 def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
-    """Bronze-shaped bridge frames of a PBN or JSON Lines file, and notes on what was set aside."""
+    """Bronze-shaped bridge frames of a USEBIO, PBN or JSON Lines file, and notes on what was
+    set aside."""
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -118,6 +141,15 @@ def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
             raise ValueError(f"cannot read {path}: {err}") from None
     frames = {name: pl.DataFrame(schema=RECORD_TYPES[name].schema()) for name in BRIDGE_TYPES}
     notes: list[str] = []
+    if path.suffix.lower() == ".xml" or is_usebio(data):
+        parsed_xml = parse_usebio(data, path.name, path.name.split(".")[0])
+        if parsed_xml.frames["bridge.result"].is_empty():
+            raise ValueError(f"{path}: no traveller line could be read")
+        frames |= parsed_xml.frames
+        notes += [f"skipped: {reason}" for reason in parsed_xml.skipped]
+        notes += [f"unknown USEBIO element <{tag}> ignored ({n}×)"
+                  for tag, n in sorted(parsed_xml.unknown.items())]  # fmt: skip
+        return frames, notes
     if _looks_like_pbn(path, data):
         parsed = parse_pbn(data, path.name, path.name.split(".")[0])
         if parsed.frames["bridge.result"].is_empty():

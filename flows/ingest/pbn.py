@@ -26,29 +26,43 @@ MAX_PBN_BYTES = 256 * 2**20
 
 
 def ingest_pbn(ctx: Context, index: int, path: Path, name: str | None = None) -> None:
-    """Stage the records of one PBN file (`name`: the file it was delivered as, if not
-    `path`: a replayed file's kept copy)."""
-    report = ctx.sink.reports[index]
+    """Stage the records of one PBN (or USEBIO `.xml`: `flows.ingest.usebio`) file (`name`:
+    the file it was delivered as, if not `path`: a replayed file's kept copy)."""
     name = name or str(path)
+    if name.lower().endswith(".xml"):
+        from flows.ingest.usebio import ingest_usebio
+
+        ingest_usebio(ctx, index, path, name)
+        return
+    report = ctx.sink.reports[index]
     if report.size is not None and report.size > MAX_PBN_BYTES:
         raise OSError(f"PBN file larger than {MAX_PBN_BYTES} bytes")
     data = path.read_bytes()
     report.sha256 = hashlib.sha256(data).hexdigest()
     event_id = Path(name).name.split(".")[0]
     parsed = parse_pbn(data, name, event_id, delivery=report.delivery)
+    lines = decode_pbn(data)[0].splitlines()
+    skipped = [(n, _line(lines, n), reason, "pbn") for n, reason in parsed.skipped]
+    stage_event_file(ctx, index, parsed.frames, skipped)
+
+
+SKIPPED_SCHEMA = {"line_no": pl.Int64, "raw": pl.String, "reason": pl.String, "rule": pl.String}
+
+
+def stage_event_file(
+    ctx: Context, index: int, frames: dict[str, pl.DataFrame], skipped: list[tuple]
+) -> None:
+    """Check the bronze-shaped records of one event file read whole (PBN, USEBIO) and stage
+    them; `skipped`: (line_no, raw, reason, rule) of what the parser set aside, quarantined."""
+    report = ctx.sink.reports[index]
     rows, rejected = {}, []
-    for record_type, frame in parsed.frames.items():
+    for record_type, frame in frames.items():
         if frame.height:
             accepted, bad = _check(ctx, record_type, frame)
             rows[record_type] = accepted
             rejected.append(bad)
-    lines = decode_pbn(data)[0].splitlines()
-    skipped = pl.DataFrame(
-        [(n, _line(lines, n), reason, "pbn") for n, reason in parsed.skipped],
-        schema={"line_no": pl.Int64, "raw": pl.String, "reason": pl.String, "rule": pl.String},
-        orient="row",
-    )
-    quarantine = pl.concat([*rejected, skipped])
+    skipped_rows = pl.DataFrame(skipped, schema=SKIPPED_SCHEMA, orient="row")
+    quarantine = pl.concat([*rejected, skipped_rows])
     report.lines_read = sum(f.height for f in rows.values()) + quarantine.height
     ctx.lines += report.lines_read
     ctx.sink.add(index, Checked({k: v for k, v in rows.items() if v.height}, quarantine), None)

@@ -36,7 +36,8 @@ import pyarrow as pa
 from flows.errors import UserError
 from flows.ingest.options import IngestOptions
 
-INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".pbn")
+INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".pbn",
+                  ".xml")  # fmt: skip
 GZIP_MAGIC = b"\x1f\x8b"
 BOMS = (  # longest first: the UTF-32 LE BOM starts like the UTF-16 LE one
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -209,7 +210,8 @@ def _status(path: Path, root: Path) -> str | None:
 
 
 def is_pbn(path: Path | str) -> bool:
-    return str(path).lower().endswith(".pbn")
+    """A bridge event file read whole (PBN, or USEBIO XML), not as lines."""
+    return str(path).lower().endswith((".pbn", ".xml"))
 
 
 # --------------------------------------------------------------------------- lines of a file

@@ -35,7 +35,8 @@ from transforms.record_types import RECORD_TYPES
 if TYPE_CHECKING:
     from flows.ingest.run import Context
 
-NOT_REPLAYED = ("duplicate_line", "duplicate_key", "gzip", "line_length", "pbn")
+NOT_REPLAYED = ("duplicate_line", "duplicate_key", "gzip", "line_length", "pbn", "usebio",
+                "usebio_unknown_element")  # fmt: skip
 KEEP = ("file", "line_no", "raw", "reason", "rule", "sha256")
 
 

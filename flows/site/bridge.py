@@ -11,8 +11,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from flows.site import paths
-from flows.site.fmt import MISSING, num, num_value, text
+from flows.site.deal import contract_markup, diagram, seat
+from flows.site.fmt import MISSING, escape, num, num_value, text
 from flows.site.labels import month_name
+from flows.site.markup import Keyed
 from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints
 from flows.site.tables import Col, bodies, header
 from transforms.bridge.options import MP_METHODS
@@ -50,13 +52,15 @@ def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS,
     (standings, travellers, date) did not change since the previous site are linked, not made."""
     standings = t["bridge_standings"]
     boards = t["bridge_board_results"]
+    deals = t.get("bridge_deals")
     if standings is None or boards is None or standings.is_empty():
         return
     events = event_summary(standings, t["bridge_event"])
     layout = site_layout(w, lang)
     yield from month_pages(events, w, lang)
     dated = [t["bridge_event"].select("event_id", "date")] if t["bridge_event"] is not None else []
-    fps = fingerprints("event_id", standings, boards, *dated).filter(
+    dealt = [deals] if deals is not None and not deals.is_empty() else []
+    fps = fingerprints("event_id", standings, boards, *dated, *dealt).filter(
         pl.col("event_id").is_in(standings["event_id"].implode())
     )
     old: dict[str, list[tuple[str, str]]] = {}  # the previous site's pages of each event folder
@@ -75,8 +79,9 @@ def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS,
     keep = pl.col("event_id").is_in(pl.Series(todo, dtype=pl.String).implode())
     if not todo:
         return
+    todo_deals = deals.filter(keep) if deals is not None else None
     for page in event_pages(standings.filter(keep), boards.filter(keep), events.filter(keep), w,
-                            lang, layout):  # fmt: skip
+                            lang, layout, todo_deals):  # fmt: skip
         page.fingerprint = fingerprint_of[page.path.rsplit("/", 1)[0] + "/"]
         yield page
 
@@ -139,8 +144,11 @@ def _is_mp(method: pl.Expr) -> pl.Expr:
     return method.is_in(list(MP_METHODS))
 
 
-def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[Page]:
-    """Standings, travellers and pair cards of every event of `standings`."""
+def event_pages(standings, boards, events, w, lang, layout: Layout,
+                deals: pl.DataFrame | None = None) -> Iterator[Page]:  # fmt: skip
+    """Standings, travellers (with each board's hand diagram when `deals`, the
+    `transforms.bridge.deals.board_deals` of the events, has its deal) and pair cards of every
+    event of `standings`."""
     standings = standings.with_columns(
         _sec=paths.section_slug_expr("section"), _base=layout.base_expr
     )
@@ -165,33 +173,57 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         return pl.concat_str(pl.col("_base"), pl.lit("donne-"), prefix,
                              pl.col("board").cast(pl.String), pl.lit(".html"))  # fmt: skip
 
+    def pair_names(pair: str, names: str) -> Keyed:
+        """A pair's number, and below it its players' names when known."""
+        return Keyed.of(
+            lambda p, n: pl.concat_str(
+                escape(p).fill_null(MISSING),
+                pl.when(n.is_not_null())
+                .then(pl.concat_str(pl.lit('<span class="names">'), escape(n), pl.lit("</span>")))
+                .otherwise(pl.lit("")),
+            ),
+            pl.col(pair),
+            pl.col(names),
+        )
+
     # --- standings: one table per (event, section)
     standings = standings.with_columns(  # (row templates are element-wise: the event's first)
         _decimals=(pl.col("total") != pl.col("total").round(0)).any().over("event_id")
     )
     total = pl.when(pl.col("_decimals")).then(num(pl.col("total"), 2, lang)).otherwise(
         num(pl.col("total"), 0, lang))  # fmt: skip
-    mp_event = _is_mp(pl.col("method"))
-    has_vp = pl.col("vp").is_not_null().any().alias("_vp")
-    has_pen = (pl.col("penalties").fill_null(0) != 0).any().alias("_pen")
-    base_cols = [
-        Col(w["rank"], text(pl.col("rank")), num=True),
-        Col(w["pair"], pl.col("pair"), href=pair_link("pair"), th=True),
-        Col(w["total"], total, num=True),
-        Col(w["pct"] + " / " + w["imp"], pl.when(mp_event).then(num(pl.col("pct"), 2, lang))
-            .otherwise(num(pl.col("imps"), 2, lang)), num=True),
-    ]  # fmt: skip
-    vp_col = Col(w["vp"], num(pl.col("vp"), 2, lang), num=True)
-    pen_col = Col(w["penalties"], num(pl.col("penalties"), 2, lang), num=True)
-    ordered = standings.join(
-        standings.group_by("event_id").agg(has_vp, has_pen), on="event_id"
-    ).sort("event_id", "section", "rank", "pair", nulls_last=True)
-    # VP and penalty columns only where an event has them: one set of columns per kind
+    if "field" not in standings.columns:
+        standings = standings.with_columns(field=pl.lit(None, pl.String))
+    if "names" not in standings.columns:
+        standings = standings.with_columns(names=pl.lit(None, pl.String))
+    kinds = [
+        _is_mp(pl.col("method")).first().alias("_mp"),
+        pl.col("vp").is_not_null().any().alias("_vp"),
+        (pl.col("penalties").fill_null(0) != 0).any().alias("_pen"),
+        pl.col("names").is_not_null().any().alias("_names"),
+    ]
+    ordered = standings.join(standings.group_by("event_id").agg(kinds), on="event_id").sort(
+        "event_id", "section", pl.col("field") == "EW", "rank", "pair", nulls_last=True
+    )
+    # columns only where an event has them (VP, penalties), and no column twice: an IMP event
+    # without VP has its IMPs as its total
     standing_rows: dict = {}
     standing_cols: dict[str, list[Col]] = {}
-    for (vp, pen), part in ordered.partition_by(["_vp", "_pen"], as_dict=True).items():
-        cols = base_cols + ([vp_col] if vp else []) + ([pen_col] if pen else [])
-        standing_rows |= bodies(part, ["event_id", "section"], cols, root)
+    for (mp, vp, pen, names), part in ordered.partition_by(
+        ["_mp", "_vp", "_pen", "_names"], as_dict=True
+    ).items():
+        cols = [
+            Col(w["rank"], text(pl.col("rank")), num=True),
+            # the players' names under the pair's number, where the event file gives them
+            Col(w["pair"], pair_names("pair", "names") if names else pl.col("pair"),
+                href=pair_link("pair"), th=True, sort=pl.col("pair") if names else None),
+            Col(w["total"], total, num=True),
+            *([Col(w["pct"], num(pl.col("pct"), 2, lang), num=True)] if mp else []),
+            *([Col(w["imp"], num(pl.col("imps"), 2, lang), num=True)] if vp and not mp else []),
+            *([Col(w["vp"], num(pl.col("vp"), 2, lang), num=True)] if vp else []),
+            *([Col(w["penalties"], num(pl.col("penalties"), 2, lang), num=True)] if pen else []),
+        ]
+        standing_rows |= bodies(part, ["event_id", "section", "field"], cols, root)
         standing_cols |= dict.fromkeys(part["event_id"].unique().to_list(), cols)
 
     # --- travellers: NS line of each table with the EW side's MP/IMP beside it
@@ -201,23 +233,38 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         pl.col("pair").alias("opponent"), pl.col("opponent").alias("pair"),
         pl.col("mp").alias("mp_ew"), pl.col("imp").alias("imp_ew"), pl.col("pct").alias("pct_ew"),
     )  # fmt: skip
-    tables = ns.join(
-        ew, on=["event_id", "section", "board", "pair", "opponent"], how="left", nulls_equal=True
+    # the players' names of both pairs, where the event file gives them
+    names = standings.filter(pl.col("names").is_not_null()).select(
+        "event_id", "section", "pair", "names"
+    )
+    tables = (
+        ns.join(ew, on=["event_id", "section", "board", "pair", "opponent"], how="left",
+                nulls_equal=True)
+        .join(names.rename({"names": "names_ns"}), on=["event_id", "section", "pair"],
+              how="left", nulls_equal=True)
+        .join(names.rename({"pair": "opponent", "names": "names_ew"}),
+              on=["event_id", "section", "opponent"], how="left", nulls_equal=True)
     ).sort(
         "event_id", "section", "board", "score_ns", "pair",
         descending=[False, False, False, True, False], nulls_last=True,
     )  # fmt: skip
     score_text = pl.when(pl.col("adjusted").is_not_null()).then(pl.col("adjusted")).otherwise(
         text(pl.col("score_ns")))  # fmt: skip
+    # the pairs, the contract and the score first, then both sides' MP or IMP: on a phone
+    # they are on screen, the percentages and the round further right in the table's region
     traveller_head = [
-        Col(w["round"], text(pl.col("round")), num=True),
-        Col(w["ns"], pl.col("pair"), href=pair_link("pair"), th=True),
-        Col(w["ew"], pl.col("opponent"), href=pair_link("opponent")),
-        Col(w["contract"], text(pl.col("contract"))),
-        Col(w["declarer"], text(pl.col("declarer"))),
+        Col(w["ns"], pair_names("pair", "names_ns"), href=pair_link("pair"), th=True,
+            sort=pl.col("pair")),
+        Col(w["ew"], pair_names("opponent", "names_ew"), href=pair_link("opponent"),
+            sort=pl.col("opponent")),
+        Col(w["contract"], contract_markup(pl.col("contract"), w,
+                                           (pl.col("declarer"), pl.col("result"))),
+            sort=pl.col("contract")),
+        Col(w["declarer"], text(seat(pl.col("declarer"), w))),
         Col(w["result"], text(pl.col("result"))),
         Col(w["score_ns"], score_text, num=True, sort=pl.col("score_ns").cast(pl.String)),
-    ]
+    ]  # fmt: skip
+    round_col = Col(w["round"], text(pl.col("round")), num=True)
     # matchpoint events show both sides' MP and %, IMP events both sides' IMP
     traveller_cols = {
         True: traveller_head + [
@@ -225,10 +272,12 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
             Col(w["mp_ew"], num(pl.col("mp_ew"), 2, lang), num=True),
             Col(w["pct_ns"], num(pl.col("pct"), 2, lang), num=True),
             Col(w["pct_ew"], num(pl.col("pct_ew"), 2, lang), num=True),
+            round_col,
         ],
         False: traveller_head + [
             Col(w["imp_ns"], num(pl.col("imp"), 2, lang), num=True),
             Col(w["imp_ew"], num(pl.col("imp_ew"), 2, lang), num=True),
+            round_col,
         ],
     }
     traveller_rows: dict = {}
@@ -244,8 +293,8 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
             {"NS": w["ns"], "EW": w["ew"]}, default=pl.col("direction"),
             return_dtype=pl.String)),
         Col(w["opponent"], pl.col("opponent"), href=pair_link("opponent")),
-        Col(w["contract"], text(pl.col("contract"))),
-        Col(w["declarer"], text(pl.col("declarer"))),
+        Col(w["contract"], contract_markup(pl.col("contract"), w), sort=pl.col("contract")),
+        Col(w["declarer"], text(seat(pl.col("declarer"), w))),
         Col(w["result"], text(pl.col("result"))),
         Col(w["score"], pl.when(pl.col("adjusted").is_not_null()).then(pl.col("adjusted"))
             .otherwise(text(pl.col("score"))), num=True, sort=pl.col("score").cast(pl.String)),
@@ -266,6 +315,10 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         boards.select("event_id", "section", "_sec", "board").unique()
         .sort("event_id", "section", "board", nulls_last=True)
     )  # fmt: skip
+    dealt = {} if deals is None else {
+        (r[0], r[1], r[2]): r[3:] for r in deals.select(
+            "event_id", "section", "board", "deal", "dealer", "vulnerable").iter_rows()
+    }  # fmt: skip
     summary = events.select("event_id", "month", "date") if events is not None else None
     info = {} if summary is None else {r[0]: (r[1], r[2]) for r in summary.iter_rows()}
     for event_id in sorted(methods):
@@ -274,7 +327,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         method = methods[event_id]
         is_mp = method in MP_METHODS
         shown_cols = header(standing_cols[event_id])
-        shown_cols[3] = {"label": w["pct"] if is_mp else w["imp"], "num": True}
+        event_standings = ordered.filter(pl.col("event_id") == event_id)
         title = f"{w['event']} {event_id}"
         crumbs = layout.crumbs(event_id, month)
         event_boards = board_lists.filter(pl.col("event_id") == event_id)
@@ -286,14 +339,21 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
             (w["boards"], str(event_boards["board"].n_unique()), None),
         ]}]  # fmt: skip
         for section in sections_of_event:
-            label = f"{w['standings']}" + (f" — {w['section']} {section}" if section else "")
-            body = standing_rows.get((event_id, section), "")
-            page_sections.append({
-                "kind": "table", "h2": label, "caption": f"{label} — {event_id}",
-                "cols": shown_cols, "body": body, "sortable": True, "sorted": 0,
-                "table_id": "classement" + (f"-{paths.slug(section)}" if section is not None
-                                            else ""),
-            })  # fmt: skip
+            fields = (
+                event_standings.filter(pl.col("section").eq_missing(section))["field"]
+                .unique(maintain_order=True).to_list() or [None]
+            )  # fmt: skip
+            for field in fields:  # one table per field (NS and EW of a two-winner movement)
+                label = (f"{w['standings']}" + (f" — {w['section']} {section}" if section else "")
+                         + (f" — {w[field.lower()]}" if field else ""))  # fmt: skip
+                body = standing_rows.get((event_id, section, field), "")
+                table_id = ("classement" + (f"-{paths.slug(section)}" if section is not None
+                            else "") + (f"-{field.lower()}" if field else ""))  # fmt: skip
+                page_sections.append({
+                    "kind": "table", "h2": label, "caption": f"{label} — {event_id}",
+                    "cols": shown_cols, "body": body, "sortable": True, "sorted": 0,
+                    "table_id": table_id,
+                })  # fmt: skip
             sec_slug = paths.section_slug(section)
             numbers = event_boards.filter(pl.col("section").eq_missing(section))["board"].to_list()
             page_sections.append({
@@ -314,14 +374,16 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
                 if i + 1 < len(numbers):
                     links.append((f"{w['board']} {numbers[i + 1]} →",
                                   paths.bridge_board(base, sec_slug, numbers[i + 1]), None))
+                hand_diagram = diagram(b, *dealt.get((event_id, section, b), (None,) * 3), w)
                 yield Page(
                     paths.bridge_board(base, sec_slug, b),
                     f"{w['board']} {b}" + (f" ({section})" if section else "") + f" — {event_id}",
                     [
+                        *([{"kind": "html", "html": hand_diagram}] if hand_diagram else []),
                         {"kind": "table", "caption": f"{w['traveller']} — {w['board']} {b}",
                          "cols": header(traveller_cols[is_mp]),
                          "body": traveller_rows.get((event_id, section, b), ""),
-                         "sortable": True},
+                         "sortable": True, "cls": "traveller"},
                         {"kind": "links", "items": links},
                     ],
                     crumbs=event_crumbs,
@@ -332,24 +394,31 @@ def event_pages(standings, boards, events, w, lang, layout: Layout) -> Iterator[
         # a card for every pair of the travellers (an unranked pair has one too)
         pairs = (
             boards.filter(pl.col("event_id") == event_id).select("section", "pair").unique()
-            .join(mine.select("section", "pair", "rank", "total", "pct", "imps"),
+            .join(mine.select("section", "pair", "rank", "total", "pct", "imps", "names"),
                   on=["section", "pair"], how="left", nulls_equal=True)
             .sort("section", "rank", "pair", nulls_last=True)
             .rows()
         )  # fmt: skip
-        for section, pair, rank, pair_total, pct, imps in pairs:
+        has_vp = mine["vp"].is_not_null().any()
+        for section, pair, rank, pair_total, pct, imps, players in pairs:
             sec_slug = paths.section_slug(section)
-            score = pct if is_mp else imps
+            facts = [
+                *([(w["players"], players, None)] if players else []),
+                (w["rank"], MISSING if rank is None else str(rank), None),
+                (w["total"], num_value(pair_total, total_decimals, lang), None),
+            ]
+            # the % of a matchpoint pair; the IMPs of a pair whose total is in VP (else the
+            # total is the IMPs: not shown twice)
+            if is_mp:
+                facts.append((w["pct"], num_value(pct, 2, lang), None))
+            elif has_vp:
+                facts.append((w["imp"], num_value(imps, 2, lang), None))
             yield Page(
                 paths.bridge_pair(base, sec_slug, paths.slug(pair)),
                 f"{w['pair_card']} {pair}" + (f" ({section})" if section else "")
                 + f" — {event_id}",
                 [
-                    {"kind": "facts", "items": [
-                        (w["rank"], MISSING if rank is None else str(rank), None),
-                        (w["total"], num_value(pair_total, total_decimals, lang), None),
-                        (w["pct"] if is_mp else w["imp"], num_value(score, 2, lang), None),
-                    ]},
+                    {"kind": "facts", "items": facts},
                     {"kind": "table", "caption": f"{w['pair_card']} {pair}",
                      "cols": header(card_cols[is_mp]),
                      "body": card_rows.get((event_id, section, pair), ""), "sortable": True},

@@ -477,10 +477,12 @@ def event_site(
     events: pl.DataFrame,
     out: Path | str,
     lang: str = "fr",
+    deals: pl.DataFrame | None = None,
 ) -> SiteReport:
     """The pages of the bridge events of one file (`duplirank score FILE --format html`):
     one event's standings at `out/index.html`, its travellers and pair cards beside it; with
-    several events, an index of them and one folder per event. `events` has event_id, date."""
+    several events, an index of them and one folder per event. `events` has event_id, date;
+    `deals` the boards' deals (`transforms.bridge.deals.board_deals`), when the file has them."""
     words = labels(lang)
     if standings.is_empty():
         raise UserError("no pair was scored: no page to write")
@@ -500,7 +502,8 @@ def event_site(
     def pages():
         if not single:
             yield bridge.events_index(summary, words, lang)
-        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout)
+        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout,
+                                      deals)  # fmt: skip
 
     def build(stage: Path, previous: Path | None) -> SiteReport:
         started = time.perf_counter()

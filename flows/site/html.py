@@ -307,7 +307,13 @@ def _latest(s: dict, root: str, words: dict) -> str:
     )
 
 
+def _html(s: dict, root: str, words: dict) -> str:
+    """Markup made (and escaped) by the page's builder, such as a bridge hand diagram."""
+    return s["html"]
+
+
 RENDER = {
+    "html": _html,
     "facts": _facts,
     "links": _links,
     "text": _text,

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
+from transforms.bridge.deals import board_deals
 
 ReadTable = Callable[[str], "pl.LazyFrame | pl.DataFrame"]
 
@@ -39,13 +40,17 @@ COLUMNS = {
     "ff_deal_results": ["match_id", "deal_no", "role_a", "role_b", "d_a", "d_b",
                         "unfinished_a", "unfinished_b", "mp_a", "mp_b"],
     "ff_elo": ["player_id", "match_id", "ended_at", "elo_seq", "elo_before", "elo_after"],
-    "bridge_standings": ["month", "event_id", "section", "pair", "method", "total", "max", "pct",
-                         "rank", "imps", "vp", "penalties", "boards"],
+    "bridge_standings": ["month", "event_id", "section", "field", "pair", "method", "total",
+                         "max", "pct", "rank", "imps", "vp", "penalties", "boards", "names"],
     "bridge_board_results": ["month", "event_id", "section", "board", "pair", "direction",
                              "round", "opponent", "contract", "declarer", "result", "score",
                              "score_ns", "mp", "mp_top", "pct", "imp", "adjusted"],
     "bridge_event": ["event_id", "date"],
 }  # fmt: skip
+# tables the site derives from a published one as it reads it: name -> (source, derivation)
+DERIVED: dict[str, tuple[str, Callable[[pl.LazyFrame], pl.LazyFrame]]] = {
+    "bridge_deals": ("bridge_result", board_deals),  # one row per board with its deal
+}
 
 
 @dataclass
@@ -156,9 +161,15 @@ def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:
         lazy[name] = frame.select(
             [pl.col(c) if c in present else pl.lit(None).alias(c) for c in columns]
         )
+    for name, (source, derive) in DERIVED.items():
+        try:
+            frame = read_table(source)
+        except (UserError, KeyError, FileNotFoundError):
+            continue
+        lazy[name] = derive(frame.lazy())
     names = list(lazy)
     frames = dict(zip(names, pl.collect_all([lazy[n] for n in names]), strict=True))
-    return {name: frames.get(name) for name in COLUMNS}
+    return {name: frames.get(name) for name in [*COLUMNS, *DERIVED]}
 
 
 def root_of(path: str) -> str:

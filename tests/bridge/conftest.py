@@ -63,6 +63,8 @@ def score(
     penalties: list[dict] | None = None,
     event_options: str | None = None,
     boards_per_round: int | None = None,
+    movement: str | None = None,
+    extra: str | None = None,
     **overrides,
 ) -> BridgeScores:
     """One event E1 of `method` (options `event_options`, JSON) with these traveller lines,
@@ -73,6 +75,8 @@ def score(
         "scoring": method,
         "options": event_options,
         "boards_per_round": boards_per_round,
+        "movement": movement,
+        "extra": extra,
     }
     inputs = {
         "bridge.event": events_frame([event]),

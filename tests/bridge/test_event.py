@@ -40,12 +40,12 @@ def test_given_amount_wins_in_a_matchpoint_event():
 
 
 def test_equal_totals_share_a_rank():
-    standings = (
-        score("matchpoints", board_scores(1, [420, 420, 100])).tables["bridge_standings"].collect()
-    )
+    scores = score("matchpoints", board_scores(1, [420, 420, 100]), movement="howell")
+    standings = scores.tables["bridge_standings"].collect()
     ranks = dict(zip(standings["pair"], standings["rank"], strict=True))
     assert (ranks["1"], ranks["3"], ranks["5"]) == (2, 2, 6)  # NS and EW in one ranking
     assert ranks["6"] == 1
+    assert standings["field"].is_null().all()
 
 
 def test_rounds_from_consecutive_boards_against_one_opponent():

@@ -1,8 +1,9 @@
-"""Artificial (adjusted) scores such as `A60/A40`, `A50`, `A40/A40`, `A+/A-`.
+"""Artificial (adjusted) scores such as `A60/A40`, `A50`, `A40/A40`, `A+/A-`, `A6040`.
 
 They never take part in comparisons. Each side gets a percentage: `A60/A40` gives NS 60 and
 EW 40; a single `A<p>` gives NS p and EW the complement 100 - p (so `A50` is a plain average);
-`A+` = 60, `A=` = 50, `A-` = 40. Matchpoint methods give that percentage of the top; IMP methods
+`A+` = 60, `A=` = 50, `A-` = 40; USEBIO's four digits are NS % then EW % (`A5050`, `A6040`,
+`A4060`, `A6060`, `A4040`). Matchpoint methods give that percentage of the top; IMP methods
 give (pct - 50) / 10 × `adjusted_imps_per_10pct` IMPs (Decision, Law 86A: 60 % = +3).
 """
 
@@ -13,6 +14,7 @@ import polars as pl
 from transforms.bridge.imps import opposite
 
 ADJUSTED_PATTERN = r"^A(\d{1,3})(?:/A?(\d{1,3}))?$"
+USEBIO_PATTERN = r"^A(\d{2})(\d{2})$"  # NS % then EW %, two digits each
 
 
 def adjusted_pcts(adjusted: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -25,8 +27,12 @@ def adjusted_pcts(adjusted: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
         .str.replace_all(r"A=", "A50")
         .str.replace_all(r"A-", "A40")
     )
-    ns = text.str.extract(ADJUSTED_PATTERN, 1).cast(pl.Int64)
-    ew_given = text.str.extract(ADJUSTED_PATTERN, 2).cast(pl.Int64)
+    ns = pl.coalesce(
+        text.str.extract(ADJUSTED_PATTERN, 1), text.str.extract(USEBIO_PATTERN, 1)
+    ).cast(pl.Int64)
+    ew_given = pl.coalesce(
+        text.str.extract(ADJUSTED_PATTERN, 2), text.str.extract(USEBIO_PATTERN, 2)
+    ).cast(pl.Int64)
     ew = pl.when(ew_given.is_not_null()).then(ew_given).otherwise(100 - ns)
     return ns, ew
 

@@ -16,10 +16,12 @@ import polars as pl
 
 from transforms.bridge.butler import butler
 from transforms.bridge.cavendish import cavendish
+from transforms.bridge.fields import two_winner
 from transforms.bridge.frames import hundredths
 from transforms.bridge.matchpoints import matchpoints
 from transforms.bridge.options import MP_METHODS, BridgeOptions, resolve_options
 from transforms.bridge.penalties import penalty_points
+from transforms.bridge.reported import pair_facts, reported_points
 from transforms.bridge.rounds import assign_rounds
 from transforms.bridge.standings import STANDINGS_SCHEMA, pair_standings
 from transforms.bridge.sunday_times import sunday_times
@@ -52,6 +54,7 @@ BOARD_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "datum": pl.Int64(),
     "adjusted": pl.String(),
     "computed_score": pl.Boolean(),
+    "reported_points": pl.Float64(),
 }
 
 
@@ -82,11 +85,13 @@ def score_events(
     is reported (`bad_event_options`); a bad override is the caller's error (ValueError)."""
     events, results, penalties = (_input(inputs, name) for name in INPUTS)
     BridgeOptions.from_mapping(overrides or {})  # the caller's own mistakes raise here
-    for name in ("options", "boards_per_round"):
+    for name in ("options", "boards_per_round", "movement", "extra"):
         if name not in events.collect_schema().names():
-            events = events.with_columns(pl.lit(None).alias(name))
+            events = events.with_columns(pl.lit(None, pl.String).alias(name))
     event_rows = (
-        events.select("event_id", "date", "scoring", "options", "boards_per_round")
+        events.select(
+            "event_id", "date", "scoring", "options", "boards_per_round", "movement", "extra"
+        )  # fmt: skip
         .unique("event_id", keep="last")
         .sort("event_id")
         .collect()
@@ -108,9 +113,26 @@ def score_events(
                   dtype=pl.String),
     )  # fmt: skip
     event_rows = event_rows.join(distinct, on=settings, how="left", nulls_equal=True)
-    info = event_rows.filter(pl.col("option_set").is_not_null()).select(
-        "event_id", "month", pl.col("boards_per_round").cast(pl.Int64), "option_set"
+    info = (
+        event_rows.filter(pl.col("option_set").is_not_null())
+        .select(
+            "event_id",
+            "month",
+            pl.col("boards_per_round").cast(pl.Int64),
+            "option_set",
+            "movement",
+            "extra",
+        )  # fmt: skip
+        .with_row_index("ev")
+        .with_columns(pl.col("ev").cast(pl.Int64))
     )
+    info = info.with_columns(
+        pl.Series(
+            "two_winner",
+            [two_winner(m, x) for m, x in zip(info["movement"], info["extra"], strict=True)],
+            dtype=pl.Boolean,
+        )  # fmt: skip
+    ).drop("movement")
     option_issues = data_issues(
         event_rows.lazy().filter(pl.col("options_error").is_not_null()),
         "bad_event_options",
@@ -131,6 +153,7 @@ def score_events(
         name: pl.concat([p.tables[name] for p in parts]) if parts else pl.LazyFrame(schema=schema)
         for name, schema in zip(TABLES, (BOARD_RESULTS_SCHEMA, STANDINGS_SCHEMA), strict=True)
     }
+    tables["bridge_standings"] = _with_pair_facts(tables["bridge_standings"], info)
     issues = pl.concat([option_issues, *[p.issues for p in parts]])
     return BridgeScores(tables, issues)
 
@@ -141,6 +164,18 @@ def _input(inputs: Mapping[str, pl.LazyFrame | pl.DataFrame], record_type: str) 
             return pl.LazyFrame(schema=RECORD_TYPES[record_type].schema())
         raise KeyError(f"score_events needs the {record_type} rows")
     return inputs[record_type].lazy()
+
+
+def _with_pair_facts(standings: pl.LazyFrame, info: pl.DataFrame) -> pl.LazyFrame:
+    """The players' names and the scoring program's own figures that the event file gives
+    (`reported.pair_facts`) beside each standing."""
+    facts = pair_facts(info.select("event_id", "extra"))
+    columns = list(STANDINGS_SCHEMA)
+    return (
+        standings.drop(*[c for c in facts.columns if c not in ("event_id", "section", "pair")])
+        .join(facts.lazy(), on=["event_id", "section", "pair"], how="left", nulls_equal=True)
+        .select(columns)
+    )
 
 
 def _set_of(resolved: BridgeOptions | str, by_options: list[BridgeOptions]) -> int | None:
@@ -167,7 +202,7 @@ def _with_method_values(lines: pl.DataFrame, opts: BridgeOptions) -> pl.DataFram
 def _method_values(lines: pl.LazyFrame, opts: BridgeOptions) -> pl.LazyFrame:
     method = opts.method
     if method == "matchpoints":
-        return matchpoints(lines, opts.neuberg)
+        return matchpoints(lines, opts.neuberg, exact=opts.pct_rounding == "exact")
     if method == "three_tables":
         return three_tables(lines, opts.missing_as_average)
     if method == "butler":
@@ -179,24 +214,29 @@ def _method_values(lines: pl.LazyFrame, opts: BridgeOptions) -> pl.LazyFrame:
     raise ValueError(f"unknown method {method!r}")
 
 
-def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
+def _pair_view(scored: pl.LazyFrame, side: str, mp: bool, reported: bool) -> pl.LazyFrame:
     ns = side == "NS"
     own, other = ("ns_pair", "ew_pair") if ns else ("ew_pair", "ns_pair")
     suffix, other_suffix = ("ns", "ew") if ns else ("ew", "ns")
+    names = scored.collect_schema().names()
+    exact = "mp_den" in names  # option pct_rounding=exact (`matchpoints`)
     values = (
         [
             pl.col(f"mp_{suffix}_x100").alias("mp_x100"),
             pl.col("top_x100"),
             pl.lit(None, pl.Float64).alias("imp"),
+            pl.col(f"mp_{suffix}_num" if exact else f"mp_{suffix}_x100").alias("mp_num"),
+            (pl.col("mp_den") if exact else pl.lit(1, pl.Int64)).alias("mp_den"),
         ]
         if mp
         else [
             pl.lit(None, pl.Int64).alias("mp_x100"),
             pl.lit(None, pl.Int64).alias("top_x100"),
             pl.col(f"imp_{suffix}").alias("imp"),
+            pl.lit(None, pl.Int64).alias("mp_num"),
+            pl.lit(None, pl.Int64).alias("mp_den"),
         ]
     )
-    names = scored.collect_schema().names()
     return scored.select(
         "event_id",
         "section",
@@ -214,6 +254,7 @@ def _pair_view(scored: pl.LazyFrame, side: str, mp: bool) -> pl.LazyFrame:
         (pl.col("datum") if "datum" in names else pl.lit(None, pl.Int64)).alias("datum"),
         "adjusted",
         "computed_score",
+        reported_points(pl.col("extra") if reported else None, ns),
         "real",
         "month",
         "boards_per_round",
@@ -235,8 +276,8 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.DataFrame:
         results.select(wanted)
         .collect()
         # a left join and a filter: an inner join here costs several times more
-        .join(info.with_row_index("ev").with_columns(pl.col("ev").cast(pl.Int64)), on="event_id",
-              how="left")
+        .join(info.select("event_id", "month", "boards_per_round", "option_set", "ev"),
+              on="event_id", how="left")
     )  # fmt: skip
     if lines["ev"].null_count():  # lines of events not given are not scored
         lines = lines.filter(pl.col("ev").is_not_null())
@@ -252,8 +293,12 @@ def _score_group(
     line_issues = traveller_issues(lines.lazy())
     usable = lines if lines["usable"].all() else lines.filter(pl.col("usable"))
     scored = _with_method_values(usable, opts).with_row_index("line_row")
+    # the scoring program's own figures, when the file has them (USEBIO)
+    reported = "extra" in scored.columns and bool(
+        scored["extra"].str.contains("reported_", literal=True).any()
+    )
     pair_boards = assign_rounds(
-        pl.concat([_pair_view(scored.lazy(), "NS", mp), _pair_view(scored.lazy(), "EW", mp)])
+        pl.concat([_pair_view(scored.lazy(), side, mp, reported) for side in ("NS", "EW")])
     )
     board_results = pair_boards.select(
         "month",
@@ -277,6 +322,7 @@ def _score_group(
         "datum",
         "adjusted",
         "computed_score",
+        "reported_points",
     )
 
     tops = (
@@ -290,7 +336,7 @@ def _score_group(
     penalty_totals, penalty_issues = penalty_points(
         penalties.filter(pl.col("event_id").is_in(ids.implode())), tops, opts, not mp
     )
-    standings = pair_standings(pair_boards, scored, penalty_totals, opts)
+    standings = pair_standings(pair_boards, scored, penalty_totals, opts, info)
     board_issues = (
         unscored_boards(scored.lazy(), opts.missing_as_average)
         if method == "three_tables"

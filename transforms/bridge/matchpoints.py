@@ -27,8 +27,10 @@ def neuberg_x100(x: pl.Expr, n: pl.Expr, m: pl.Expr) -> pl.Expr:
     return quotient + up.cast(pl.Int64)
 
 
-def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
-    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `n`) to each traveller line."""
+def matchpoints(lines: pl.LazyFrame, neuberg: bool = True, exact: bool = False) -> pl.LazyFrame:
+    """Adds `mp_ns_x100`, `mp_ew_x100`, `top_x100` (and `n`) to each traveller line; `exact`
+    (option `pct_rounding=exact`) also the unrounded values as fractions of integers:
+    100 × value = `mp_ns_num` / `mp_den` (and `mp_ew_num` / `mp_den`)."""
     m = pl.col("m")
     n = pl.col("n")
     # 2 per worse score + 1 per other equal one (positions from `frames`)
@@ -50,6 +52,18 @@ def matchpoints(lines: pl.LazyFrame, neuberg: bool = True) -> pl.LazyFrame:
     else:
         real_ns = 100 * (x + n - m)
         real_ew = 100 * top - real_ns
-    return lines.with_columns(m.max().over("ev").alias("n")).with_columns(
+    scored = lines.with_columns(m.max().over("ev").alias("n")).with_columns(
         mp_sides(real_ns, real_ew, top)
+    )
+    if not exact:
+        return scored
+    # only a Neuberg value is rounded: 100·x' = 100·((1+x)·N − M) / M exactly
+    rounded = pl.col("real") & ~((m < 4) & (n >= 4)) & (m < n) if neuberg else pl.lit(False)
+    den = pl.when(rounded).then(m).otherwise(1).cast(pl.Int64)
+    num_ns = pl.when(rounded).then(100 * ((1 + x) * n - m)).otherwise(pl.col("mp_ns_x100"))
+    num_ew = pl.when(rounded).then(100 * top * m - num_ns).otherwise(pl.col("mp_ew_x100"))
+    return scored.with_columns(
+        num_ns.cast(pl.Int64).alias("mp_ns_num"),
+        num_ew.cast(pl.Int64).alias("mp_ew_num"),
+        den.alias("mp_den"),
     )

@@ -21,6 +21,7 @@ MP_METHODS = ("three_tables", "matchpoints")
 ROUND_CAP_METHODS = ("butler", "sunday_times")  # a positive round total is capped (unless bog)
 VP_METHODS = ("butler", "sunday_times", "cavendish_avg")  # round totals may be converted to VP
 DATUM_ROUNDINGS = ("toward_zero", "nearest", "half_even")
+PCT_ROUNDINGS = ("per_board", "exact")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class BridgeOptions:
     cap_base: int = 10
     # Cavendish methods: each comparison is capped at this many IMPs (the scale "ends at 17").
     cavendish_cap: int = 17
+    # Matchpoint totals: per_board (KOPS: each board's Neuberg value rounded to 0.01, then
+    # summed) | exact (Compscore: the exact values summed, the total rounded once).
+    pct_rounding: str = "per_board"
 
     # bounds of the numbers (inclusive; None = open), checked on every construction
     RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {
@@ -80,6 +84,10 @@ class BridgeOptions:
         if self.datum_rounding not in DATUM_ROUNDINGS:
             raise ValueError(
                 f"datum_rounding {self.datum_rounding!r} not one of {', '.join(DATUM_ROUNDINGS)}"
+            )
+        if self.pct_rounding not in PCT_ROUNDINGS:
+            raise ValueError(
+                f"pct_rounding {self.pct_rounding!r} not one of {', '.join(PCT_ROUNDINGS)}"
             )
         trim_kind(self.trim)  # validates
 

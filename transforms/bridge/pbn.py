@@ -147,12 +147,13 @@ def _pair(a: str | None, b: str | None) -> str:
     return a if a == b or not b else (b if not a else f"{a}-{b}")
 
 
-def _table_rows(game: Game) -> list[dict[str, str | None]]:
-    """The ScoreTable section of a game as dicts column -> value (None for `-`)."""
-    header = [c.strip() for c in game.tags.get("ScoreTable", "").split(";") if c.strip()]
+def _table_rows(game: Game, table: str = "ScoreTable") -> list[dict[str, str | None]]:
+    """A table section of a game (`ScoreTable`, `TotalScoreTable`) as dicts column -> value
+    (None for `-`)."""
+    header = [c.strip() for c in game.tags.get(table, "").split(";") if c.strip()]
     names = [(COLUMN.match(c).group(1) if COLUMN.match(c) else c).strip() for c in header]
     rows = []
-    for line in game.sections.get("ScoreTable", []):
+    for line in game.sections.get(table, []):
         values = [t[1:-1] if t.startswith('"') else t for t in TOKEN.findall(line)]
         row = {
             name: (None if v in ("-", "") else v) for name, v in zip(names, values, strict=False)
@@ -186,7 +187,7 @@ def parse_pbn(
         base = {
             "board": int(board_text),
             "section": tags.get("Section") or None,
-            "extra": {k: tags[k] for k in ("Vulnerable", "Dealer") if tags.get(k)},
+            "extra": {k: tags[k] for k in ("Vulnerable", "Dealer", "Deal") if tags.get(k)},
         }
         base["extra"] = {k.lower(): v for k, v in base["extra"].items()}
         if "ScoreTable" in tags:
@@ -228,6 +229,13 @@ def parse_pbn(
             }
         )
     event_date = _date(first_tags.get("Date"))
+    pairs, two_winner = _total_scores(games)
+    if two_winner:  # NS 1 and EW 1 are two pairs: their ids name the direction
+        for r in results:
+            r["ns_pair"], r["ew_pair"] = f"{r['ns_pair']}NS", f"{r['ew_pair']}EW"
+    extra = {"event": first_tags.get("Event"), "encoding": encoding}
+    if pairs:
+        extra |= {"winner_type": 2 if two_winner else 1, "pairs": pairs}
     event = {
         "event_id": event_id,
         "date": event_date,
@@ -236,9 +244,7 @@ def parse_pbn(
         "boards_per_round": None,
         "movement": None,
         "raw_month": None,  # the storage partition, given by ingest
-        "extra": json.dumps(
-            {"event": first_tags.get("Event"), "encoding": encoding}, ensure_ascii=False
-        ),
+        "extra": json.dumps(extra, ensure_ascii=False),
         "source_file": source,
         "line_no": games[0].line_no if games else 1,
         "delivery": delivery,
@@ -275,6 +281,37 @@ def parse_pbn(
         ),
     }
     return ParsedPBN(frames, skipped, meta, encoding)
+
+
+def _total_scores(games: list[Game]) -> tuple[list[dict], bool]:
+    """The pairs of a `[TotalScoreTable]` (the program's own standings: `PairId`, `Names`,
+    `Rank`, `TotalScoreMP`/`TotalScoreIMP`/`TotalScore`, `TotalPercentage`), in the shape of
+    `transforms.bridge.reported`, and whether it is a two-winner movement (every pair has a
+    `Direction`, NS or EW)."""
+    game = next((g for g in games if "TotalScoreTable" in g.tags), None)
+    if game is None:
+        return [], False
+    rows = [r for r in _table_rows(game, "TotalScoreTable") if r.get("PairId")]
+    directions = [(r.get("Direction") or "").upper() for r in rows]
+    two_winner = bool(rows) and all(d in ("NS", "EW") for d in directions)
+    pairs = []
+    for row, direction in zip(rows, directions, strict=True):
+        total = row.get("TotalScoreMP") or row.get("TotalScoreIMP") or row.get("TotalScore")
+        pairs.append({
+            "pair": row["PairId"] + (direction if two_winner else ""),
+            "names": row.get("Names"),
+            "total": _float(total),
+            "pct": _float(row.get("TotalPercentage")),
+            "rank": row.get("Rank"),
+        })  # fmt: skip
+    return pairs, two_winner
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return None if text is None else float(text.replace(",", "."))
+    except ValueError:
+        return None
 
 
 def _table_line(row: dict, base: dict, line_no: int) -> dict | str:
