@@ -32,6 +32,7 @@ class Batches:
     validator: Validator
     chunk_bytes: int
     waiting: list[tuple[int, Chunk]] = field(default_factory=list)  # (report, its lines)
+    whole: list[np.ndarray | bytes | None] = field(default_factory=list)  # each file's bytes
     size: int = 0
     fields: tuple[str, ...] | None = None
 
@@ -39,19 +40,24 @@ class Batches:
         """Whether a file of `size` bytes may wait in a batch."""
         return size <= self.chunk_bytes // SMALL
 
-    def add(self, index: int, chunk: Chunk) -> None:
+    def add(self, index: int, chunk: Chunk, whole: np.ndarray | bytes | None = None) -> None:
+        """A file waits (`whole`: its bytes as delivered, kept in case none of its lines can
+        be read: its descriptor is closed before the batch is validated)."""
         self.waiting.append((index, chunk))
+        self.whole.append(whole)
         self.size += chunk.raw.nbytes
 
     @property
     def full(self) -> bool:
         return self.size >= self.chunk_bytes
 
-    def flush(self) -> None:
-        """Validate and stage the waiting files (one chunk for all of them)."""
+    def flush(self) -> list[tuple[int, np.ndarray | bytes | None]]:
+        """Validate and stage the waiting files (one chunk for all of them); returns each
+        file's report and bytes."""
         waiting, self.waiting, self.size = self.waiting, [], 0
+        whole, self.whole = self.whole, []
         if not waiting:
-            return
+            return []
         reports = [self.sink.reports[i] for i, _ in waiting]
         if len(waiting) == 1:
             (index, chunk), report = waiting[0], reports[0]
@@ -68,3 +74,4 @@ class Batches:
             check = FileCheck("", 0, fields=self.fields, batch=batch)
             self.sink.add([i for i, _ in waiting], self.validator.check(chunk, check), chunk)
         self.fields = check.fields
+        return [(i, data) for (i, _), data in zip(waiting, whole, strict=True)]

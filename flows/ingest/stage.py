@@ -200,11 +200,20 @@ class Sink:
         if self._held_rows > HELD_IN_MEMORY:
             self._spill()
 
-    def _scratch_file(self, name: str) -> Path:
+    def _scratch_file(self, name: str, suffix: str = ".parquet") -> Path:
         """A new file in the run's scratch folder (deleted when the run ends)."""
         if self._scratch is None:
             self._scratch = Path(tempfile.mkdtemp(prefix="duplirank-ingest-"))
-        return self._scratch / f"{name}-{sum(1 for _ in self._scratch.iterdir())}.parquet"
+        return self._scratch / f"{name}-{sum(1 for _ in self._scratch.iterdir())}{suffix}"
+
+    def copy_out(self, source, suffix: str) -> Path:
+        """A scratch copy of an opened file's bytes (`source.open()`: read through its
+        descriptor, never by its name again)."""
+        path = self._scratch_file("delivery", suffix)
+        with source.open() as handle, open(path, "wb") as out:
+            while data := handle.read(1 << 24):
+                out.write(data)
+        return path
 
     def _spill(self) -> None:
         for record_type, parts in self._held.items():
