@@ -523,6 +523,30 @@ def line_ends(data: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _line_ends_by(data: np.ndarray, lines: int) -> Iterator[np.ndarray]:
+    """`line_ends(data)` in arrays of `lines` line ends (the last one fewer; none when
+    `data` has no line end), searched 1 MiB at a time: a block of empty lines never makes an
+    array of all its line ends at once (32 million of them in a 32 MiB block)."""
+    if len(data) <= lines:  # too short to hold more lines than that
+        ends = line_ends(data)
+        if len(ends):
+            yield ends
+        return
+    found, count = [], 0
+    for at in range(0, len(data), LINE_END_BLOCK):
+        part = np.flatnonzero(data[at : at + LINE_END_BLOCK] == 10) + (at + 1)
+        found.append(part)
+        count += len(part)
+        if count >= lines:
+            ends = np.concatenate(found)
+            full = count // lines * lines
+            for start in range(0, full, lines):
+                yield ends[start : start + lines].copy()  # not a view of all of them
+            found, count = [ends[full:].copy()], count - full
+    if count:
+        yield np.concatenate(found)
+
+
 def _as_array(block: bytes | memoryview | np.ndarray) -> np.ndarray:
     """The bytes of a block as a uint8 array (bytes are viewed, not copied)."""
     return block if isinstance(block, np.ndarray) else np.frombuffer(block, np.uint8)
@@ -643,6 +667,7 @@ class _LineSplitter:
 
     def __init__(self, opts: IngestOptions):
         self.limit = opts.max_line_bytes
+        self.max_lines = opts.chunk_lines
         self.line_no = 1
         self.long: Special | None = None  # a line too long, being skipped
         self.long_size = 0
@@ -663,13 +688,13 @@ class _LineSplitter:
                 pending.append(self._end_long())
                 block = block[int(ends[0]) :]
             data = np.concatenate([carry, block]) if len(carry) else block
-            ends = line_ends(data)
-            end = int(ends[-1]) if len(ends) else 0
-            carry = data[end:]  # the start of a line: small
-            if end:
-                chunk = self._chunk(data[:end], ends)  # no copy of the block
+            end = 0
+            for ends in _line_ends_by(data, self.max_lines):  # chunks of at most that many lines
+                chunk = self._chunk(data[end : int(ends[-1])], ends - end)  # no copy of the block
                 chunk.special[:0], pending = pending, []
+                end = int(ends[-1])
                 yield chunk
+            carry = data[end:]  # the start of a line: small
             if len(carry) > self.limit:
                 self.long, self.long_size = Special(self.line_no, "", "line_length", ""), 0
                 self.long.raw = _text(carry[:HEAD_KEEP])

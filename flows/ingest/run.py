@@ -119,7 +119,7 @@ def ingest(
     from flows.ingest.replay import replay_late_children
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
-    ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes)
+    ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
     inputs: list[Input] = []
     try:
         exclude = wh.root if wh.root is not None else wh.store.url
@@ -484,7 +484,7 @@ def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
         ctx.wh.scan_files(files)
         .group_by("rule")
         .agg(
-            pl.len().alias("lines"),
+            pl.col("line_count").sum().alias("lines"),
             pl.col("reason").first().alias("example"),
             pl.col("reason").n_unique().alias("reasons"),
         )
