@@ -237,7 +237,12 @@ def open_landing(item: Input) -> LandingFile:
     folders = []
     try:
         for part in item.parts[:-1]:
-            at = os.open(part, FOLDER_FLAGS, dir_fd=at)
+            try:
+                at = os.open(part, FOLDER_FLAGS, dir_fd=at)
+            except NotADirectoryError:  # a link (never followed) or a file now
+                seen = os.stat(part, dir_fd=at, follow_symlinks=False)
+                raise Changed("a symlink now" if stat.S_ISLNK(seen.st_mode) else
+                              "a folder on its way is not one now") from None  # fmt: skip
             folders.append(at)
         fd = os.open(item.parts[-1], OPEN_FLAGS, dir_fd=at)
     except OSError as err:

@@ -245,3 +245,28 @@ def test_a_resource_failure_is_one_line_and_leaves_nothing_staged(tmp_path, monk
     wh = Warehouse(wh_path)
     assert len(accepted(wh, "simultane_deal", landing / "a.jsonl")) == 300
     assert reasons(wh, landing / "a.jsonl") == [(301, "invalid JSON")]
+
+
+def test_a_folder_swapped_for_a_link_outside_after_the_listing_is_never_entered(
+    tmp_path, monkeypatch
+):
+    """A sub-folder of the landing replaced by a link to a folder outside holding a file of
+    the same name: nothing on the way is followed, the file is never read."""
+    landing = tmp_path / "landing"
+    (landing / "day").mkdir(parents=True)
+    listed = write(landing / "day" / "a.jsonl", [dumps(deal("ann"))])
+    other = good_file(landing, "b.jsonl")
+    secret = _outside(tmp_path)
+    secret.rename(secret.parent / "a.jsonl")
+
+    def swap():
+        listed.unlink()
+        (landing / "day").rmdir()
+        (landing / "day").symlink_to(secret.parent)
+
+    _after_listing(monkeypatch, swap)
+    result, wh = run(tmp_path, landing)
+    assert _status(result, listed) == "error: changed after the listing (a symlink now); not read"
+    _nothing_of(wh, SECRET)
+    assert accepted(wh, "simultane_deal", other) == [1, 2]
+    assert_total(wh, other)
