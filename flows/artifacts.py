@@ -50,8 +50,10 @@ def quarantine_reasons(warehouse: Path, summary, session=None) -> dict[str, int]
         frame = query(
             r"""
             select regexp_replace(reason, '(^|[\s.(=])[0-9]+', '\1N', 'g') as reason,
-                   count(*) as n
-            from quarantine
+                   sum(coalesce(line_count, 1))::bigint as n
+            -- a row stands for line_count lines (a column older quarantine files lack: 1)
+            from (select null::bigint as line_count where false
+                  union all by name select * from quarantine)
             where list_contains($shas, sha256)
             group by 1
             order by n desc, reason

@@ -8,9 +8,11 @@ transaction and publishes once, at the end (`Warehouse.run`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,7 +22,7 @@ from flows.errors import UserError
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions, first_month
-from flows.storage.store import is_url
+from flows.storage.store import LOCK, is_url
 from flows.storage.warehouse import Warehouse, new_run_id
 from transforms.calendar import month_of
 
@@ -141,6 +143,25 @@ def open_warehouse(settings: Settings) -> Warehouse:
     return Warehouse(settings.warehouse, settings.storage)
 
 
+@contextlib.contextmanager
+def _no_warehouse_left_if_failed(settings: Settings) -> Iterator[None]:
+    """A local warehouse folder a run creates is removed again when the run fails with nothing
+    in it but its lock file and empty folders: a failed first run leaves no warehouse."""
+    root = None if is_url(settings.warehouse) else Path(settings.warehouse)
+    new = root is not None and not root.exists()
+    try:
+        yield
+    except BaseException:
+        if new and root.is_dir():
+            try:
+                kept = [p for p in root.rglob("*") if not p.is_dir() and p != root / LOCK]
+            except OSError:
+                kept = [root]
+            if not kept:
+                shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
 def run_context(settings: Settings, tx, as_of: date | None = None) -> StepContext:
     """The steps' context of a run: they read the publication the run builds on."""
     return StepContext(settings, tx.run_id, as_of, base=tx.base, pinned=True)
@@ -159,8 +180,12 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
     summary = Summary(new_run_id())
     wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
-                after_publish=site) as tx:  # fmt: skip
+    with (
+        _no_warehouse_left_if_failed(settings),
+        wh.run(
+            summary.run_id, settings.lock_wait_s, settings.retention_days, after_publish=site
+        ) as tx,
+    ):
         ctx = run_context(settings, tx, as_of)
         with progress.stage("ingest", unit="files") as bar:
             summary.ingest, ops = runner.ingest(ctx)
@@ -249,7 +274,10 @@ def ingest_run(
     (the next nightly rescores them). `progress(files done, lines read)`."""
     summary = Summary(run_id or new_run_id(), rescoring=False)
     wh = open_warehouse(settings)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+    with (
+        _no_warehouse_left_if_failed(settings),
+        wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx,
+    ):
         ctx = run_context(settings, tx)
         summary.ingest, ops = ingest_step(ctx, list(paths), progress)
         tx.extend(ops)

@@ -10,7 +10,8 @@ import polars as pl
 
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.read import FileStream
-from flows.ingest.validate import QUARANTINE, FileCheck, Validator
+from flows.ingest.stage import quarantine_lines
+from flows.ingest.validate import QUARANTINE, RUNS, FileCheck, Validator
 from transforms.record_types import RECORD_TYPES
 
 
@@ -53,7 +54,7 @@ def validate_bytes(
     stream = FileStream(data, source, IngestOptions())
     check = FileCheck(source, delivery)
     parts: dict[str, list[pl.DataFrame]] = {}
-    rejected = [pl.DataFrame(schema=QUARANTINE)]
+    rejected = [pl.DataFrame(schema=QUARANTINE | RUNS)]
     lines = 0
     try:
         for chunk in stream.chunks():
@@ -67,6 +68,7 @@ def validate_bytes(
         validator.close()
     rows = {name: pl.concat(frames).sort("line_no") for name, frames in parts.items()}
     quarantine = pl.concat(rejected).with_columns(pl.lit(source).alias("file"))
+    quarantine = quarantine_lines(quarantine)  # a row per line, not per run of the same line
     return Validated(rows, quarantine.select("file", *QUARANTINE), lines)
 
 

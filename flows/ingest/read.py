@@ -19,10 +19,13 @@ ingest log names it by its URI, so an unchanged object is neither read nor logge
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import itertools
 import os
 import queue
+import re
+import stat
 import threading
 import zlib
 from collections.abc import Iterator
@@ -94,9 +97,9 @@ class _Stat:
     st_mtime_ns: int
 
 
-def open_input(path: Path | RemoteFile):
-    """A binary file object of an input (local or remote)."""
-    return path.open("rb") if isinstance(path, RemoteFile) else open(path, "rb")
+def open_input(path: Path | RemoteFile | LandingFile):
+    """A binary file object of an input (local, opened landing file, or remote)."""
+    return path.open("rb") if not isinstance(path, Path) else open(path, "rb")
 
 
 def _read_into(handle, view: memoryview) -> int:
@@ -110,28 +113,192 @@ def _read_into(handle, view: memoryview) -> int:
     return done
 
 
-def lstat(path: Path | RemoteFile):
-    """The size and time of an input, links not followed."""
-    return path.stat() if isinstance(path, RemoteFile) else os.lstat(path)
+# --------------------------------------------------------------------------- file names
+_UNDECODED = re.compile("[\udc80-\udcff]")
+_ESCAPE = re.compile(r"\\(x[0-9a-f]{2}|\\)")
 
 
-def input_source(name: str) -> Path | bytes:
-    """The bytes of a logged input again: a local path, or the object's bytes."""
-    if "://" not in name:
-        return Path(name)
-    from flows.storage.store import open_store
+def file_text(path: Path | RemoteFile | str) -> str:
+    """The stored text of a file's name (ingest log, quarantine, bronze `source_file`),
+    lossless: its UTF-8 text, each byte that is not part of valid UTF-8 written `\\xHH`
+    (two lower-case hex digits) and each backslash doubled (`file_name` reverses it)."""
+    text = str(path)
+    if "\\" not in text and not _UNDECODED.search(text):
+        return text  # every usual name: valid UTF-8, no backslash
+    text = text.replace("\\", "\\\\")
+    return _UNDECODED.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
 
-    scheme, rest = name.split("://", 1)
-    bucket, _, key = rest.partition("/")
-    return open_store(f"{scheme}://{bucket}").read_bytes(key)
+
+def file_name(text: str) -> bytes:
+    """The bytes of a file name from its stored text (`file_text`)."""
+
+    def unescape(match: re.Match) -> str:
+        code = match.group(1)
+        return "\\" if code == "\\" else chr(0xDC00 + int(code[1:], 16))
+
+    return os.fsencode(_ESCAPE.sub(unescape, text))
+
+
+# --------------------------------------------------------------------------- landing files
+OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+FOLDER_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+class Landing:
+    """A folder files are opened from (relative to its descriptor, opened once)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.fd: int | None = None
+
+    def dir_fd(self) -> int:
+        if self.fd is None:
+            self.fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return self.fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    __del__ = close
+
+
+class Changed(Exception):
+    """A landing entry that is not the file listed when it is opened (never read)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.status = f"error: changed after the listing ({what}); not read"
+
+
+class LandingFile:
+    """A landing file opened once (links not followed, not blocking) and checked on its
+    descriptor; every read of it goes through that descriptor, at its own offset."""
+
+    def __init__(self, fd: int, stat: os.stat_result):
+        self.fd, self.stat = fd, stat
+
+    def open(self, mode: str = "rb") -> _Reader:
+        return _Reader(self.fd)
+
+    def read_bytes(self) -> bytes:
+        with self.open() as handle:
+            return handle.read()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class _Reader:
+    """A file object over a shared descriptor, reading from its own offset (`pread`)."""
+
+    def __init__(self, fd: int):
+        self.fd, self.at = fd, 0
+
+    def readinto(self, view) -> int:
+        read = os.preadv(self.fd, [view], self.at)
+        self.at += read
+        return read
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            parts = []
+            while part := self.read(1 << 24):
+                parts.append(part)
+            return b"".join(parts)
+        data = os.pread(self.fd, size, self.at)
+        self.at += len(data)
+        return data
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"))  # fmt: skip
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_landing(item: Input) -> LandingFile:
+    """Open a listed local file once: relative to its landing folder's descriptor, no link
+    followed on the way (`O_NOFOLLOW` on every part), without blocking (a FIFO or device
+    swapped in opens at once), then checked on the descriptor: a regular file, the device
+    and inode listed. Raises `Changed` (its `status`) or the `OSError` of the open."""
+    at = item.landing.dir_fd()
+    folders = []
+    try:
+        for part in item.parts[:-1]:
+            try:
+                at = os.open(part, FOLDER_FLAGS, dir_fd=at)
+            except NotADirectoryError:  # a link (never followed) or a file now
+                seen = os.stat(part, dir_fd=at, follow_symlinks=False)
+                raise Changed("a symlink now" if stat.S_ISLNK(seen.st_mode) else
+                              "a folder on its way is not one now") from None  # fmt: skip
+            folders.append(at)
+        fd = os.open(item.parts[-1], OPEN_FLAGS, dir_fd=at)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise Changed("a symlink now") from None
+        if err.errno == errno.ENOTDIR:
+            raise Changed("a folder on its way is not one now") from None
+        raise
+    finally:
+        for folder in folders:
+            os.close(folder)
+    found = os.fstat(fd)
+    listed = item.stat
+    problem = None
+    if not stat.S_ISREG(found.st_mode):
+        problem = _kind(found.st_mode) + " now"
+    elif (found.st_dev, found.st_ino) != (listed.st_dev, listed.st_ino):
+        problem = "another file now"
+    if problem is not None:
+        os.close(fd)
+        raise Changed(problem)
+    return LandingFile(fd, found)
 
 
 @dataclass
 class Input:
-    """A file found in the given paths; `skip` is its log status when it is not read."""
+    """A file found in the given paths; `skip` is its log status when it is not read.
+
+    A local file has the landing folder it is opened from (`landing`), its path there
+    (`parts`: a symlink inside the folder is opened as its target), and what the listing
+    saw of it (`stat`: links not followed for one not read; its target's for a link)."""
 
     path: Path | RemoteFile
     skip: str | None = None
+    stat: os.stat_result | None = None
+    landing: Landing | None = None
+    parts: tuple[str, ...] = ()
+    opened: LandingFile | None = None
+
+    @property
+    def file(self) -> str:
+        return file_text(self.path)
+
+    def open(self) -> LandingFile | RemoteFile:
+        """The file to read (opened once, kept until `close`)."""
+        if isinstance(self.path, RemoteFile):
+            return self.path
+        if self.opened is None:
+            self.opened = open_landing(self)
+        return self.opened
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
 
 
 def list_inputs(
@@ -152,10 +319,12 @@ def list_inputs(
             found += _list_remote(path, exclude)
         elif path.is_dir():
             found += _walk(path, local_exclude)
-        elif path.is_file():
-            found.append(Input(path))
+        elif path.is_file():  # named by the user: a link is followed to the file it names
+            target = path.resolve()
+            found.append(Input(path, None, os.stat(target), Landing(target.parent),
+                               (target.name,)))  # fmt: skip
         else:
-            raise UserError(f"no such file or folder: {path}")
+            raise UserError(f"no such file or folder: {file_text(path)}")
     return sorted(found, key=lambda i: (i.path.name, str(i.path)))
 
 
@@ -177,15 +346,24 @@ def _list_remote(url: str, exclude: Path | str | None) -> list[Input]:
 
 def _walk(folder: Path, exclude: Path | None) -> list[Input]:
     root = folder.resolve()
+    landing = Landing(folder)
     out = []
     for here, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = [d for d in dirs if (Path(here) / d).resolve() != exclude]
         for name in sorted(dirs):
-            if (Path(here) / name).is_symlink():  # not walked into: say so
-                out.append(Input(Path(here) / name, _link_status(Path(here) / name, root)))
+            path = Path(here) / name
+            if path.is_symlink():  # not walked into: say so
+                out.append(Input(path, _link_status(path, root), _lstat(path)))
         for name in sorted(files):
-            out.append(Input(Path(here) / name, _status(Path(here) / name, root)))
+            out.append(_listed(Path(here) / name, folder, root, landing))
     return out
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
 
 
 def _link_status(path: Path, root: Path) -> str:
@@ -195,18 +373,27 @@ def _link_status(path: Path, root: Path) -> str:
     return "skipped: symlink to a folder"
 
 
-def _status(path: Path, root: Path) -> str | None:
-    """None when the file is to be read, else why not."""
-    if path.is_symlink():
-        if not path.exists():
-            return "skipped: broken symlink"
-        if not path.resolve().is_relative_to(root):
-            return "refused: symlink outside the landing folder"
-    if not path.is_file():
-        return "skipped: not a regular file"
+def _listed(path: Path, folder: Path, root: Path, landing: Landing) -> Input:
+    """A file of a landing folder with its status (None: to be read) and what to open."""
+    try:
+        seen = os.lstat(path)
+    except OSError as err:
+        return Input(path, f"error: {err.strerror or err}")
+    parts = path.relative_to(folder).parts
+    if stat.S_ISLNK(seen.st_mode):
+        try:
+            target = path.resolve(strict=True)
+            followed = os.stat(target)
+        except (OSError, RuntimeError):
+            return Input(path, "skipped: broken symlink", seen)
+        if not target.is_relative_to(root):
+            return Input(path, "refused: symlink outside the landing folder", seen)
+        seen, parts = followed, target.relative_to(root).parts
+    if not stat.S_ISREG(seen.st_mode):
+        return Input(path, "skipped: not a regular file", seen)
     if not path.name.lower().endswith(INPUT_SUFFIXES):
-        return "skipped: unknown suffix"
-    return None
+        return Input(path, "skipped: unknown suffix", seen)
+    return Input(path, None, seen, landing, parts)
 
 
 def is_pbn(path: Path | str) -> bool:
@@ -247,6 +434,7 @@ class FileStream:
         self.encoding = "utf-8"
         self.problem: Special | None = None  # the unreadable rest of the stream, if any
         self.size = 0
+        self.whole: np.ndarray | bytes | None = None  # its bytes, when read in one block
 
     def chunks(self) -> Iterator[Chunk]:
         blocks = self._gunzip(self._blocks())
@@ -262,6 +450,7 @@ class FileStream:
         if isinstance(self.source, bytes):
             digest.update(self.source)
             self.size = len(self.source)
+            self.whole = self.source
             yield self.source
         else:
             size = self.opts.chunk_bytes
@@ -276,9 +465,13 @@ class FileStream:
                     digest.update(block[len(rest) : len(rest) + read])
                     self.size += read
                     block = block[: len(rest) + read]
+                    if read < size // 2:  # a small file: copied at its size
+                        block = block.copy()
+                    # all of it when it ends here (a file of one block: a small file)
+                    self.whole = block if self.size == read else None
                     cut = _after_last_line_end(block) or len(block)  # a long line: all
                     block, rest = block[:cut], block[cut:].copy()
-                    yield block.copy() if read < size // 2 else block  # a small file: its size
+                    yield block
                 if len(rest):
                     yield rest
         self.sha256 = digest.hexdigest()
@@ -335,6 +528,30 @@ def line_ends(data: np.ndarray) -> np.ndarray:
         for at in range(0, len(data), LINE_END_BLOCK)
     ]
     return np.concatenate(parts)
+
+
+def _line_ends_by(data: np.ndarray, lines: int) -> Iterator[np.ndarray]:
+    """`line_ends(data)` in arrays of `lines` line ends (the last one fewer; none when
+    `data` has no line end), searched 1 MiB at a time: a block of empty lines never makes an
+    array of all its line ends at once (32 million of them in a 32 MiB block)."""
+    if len(data) <= lines:  # too short to hold more lines than that
+        ends = line_ends(data)
+        if len(ends):
+            yield ends
+        return
+    found, count = [], 0
+    for at in range(0, len(data), LINE_END_BLOCK):
+        part = np.flatnonzero(data[at : at + LINE_END_BLOCK] == 10) + (at + 1)
+        found.append(part)
+        count += len(part)
+        if count >= lines:
+            ends = np.concatenate(found)
+            full = count // lines * lines
+            for start in range(0, full, lines):
+                yield ends[start : start + lines].copy()  # not a view of all of them
+            found, count = [ends[full:].copy()], count - full
+    if count:
+        yield np.concatenate(found)
 
 
 def _as_array(block: bytes | memoryview | np.ndarray) -> np.ndarray:
@@ -457,6 +674,7 @@ class _LineSplitter:
 
     def __init__(self, opts: IngestOptions):
         self.limit = opts.max_line_bytes
+        self.max_lines = opts.chunk_lines
         self.line_no = 1
         self.long: Special | None = None  # a line too long, being skipped
         self.long_size = 0
@@ -477,13 +695,13 @@ class _LineSplitter:
                 pending.append(self._end_long())
                 block = block[int(ends[0]) :]
             data = np.concatenate([carry, block]) if len(carry) else block
-            ends = line_ends(data)
-            end = int(ends[-1]) if len(ends) else 0
-            carry = data[end:]  # the start of a line: small
-            if end:
-                chunk = self._chunk(data[:end], ends)  # no copy of the block
+            end = 0
+            for ends in _line_ends_by(data, self.max_lines):  # chunks of at most that many lines
+                chunk = self._chunk(data[end : int(ends[-1])], ends - end)  # no copy of the block
                 chunk.special[:0], pending = pending, []
+                end = int(ends[-1])
                 yield chunk
+            carry = data[end:]  # the start of a line: small
             if len(carry) > self.limit:
                 self.long, self.long_size = Special(self.line_no, "", "line_length", ""), 0
                 self.long.raw = _text(carry[:HEAD_KEEP])

@@ -11,8 +11,9 @@ bytes are no longer kept. Each replayed file gets an
 ingest log row `replayed` (lines_read = lines replayed, rows_accepted = moved to bronze).
 
 Not replayed: exact and same-key duplicates (the original is in bronze), the head of a line
-too long to read and the rest of a broken gzip stream (their text is not all there), and games
-the PBN parser skipped (send the file again).
+too long to read and the rest of a broken gzip stream (their text is not all there), games
+the PBN parser skipped (send the file again), and a row that stands for a run of identical
+lines (`line_count` > 1: empty lines, the same bytes that are not UTF-8, copies).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pyarrow as pa
 from flows.ingest import pbn
 from flows.ingest.log import FileReport, deliveries
 from flows.ingest.read import Chunk, FileStream, is_pbn, prefetch
-from flows.ingest.stage import Sink
+from flows.ingest.stage import QUARANTINE_TABLE_SCHEMA, Sink
 from flows.ingest.validate import FileCheck
 from transforms.record_types import RECORD_TYPES
 
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
 
 NOT_REPLAYED = ("duplicate_line", "duplicate_key", "gzip", "line_length", "pbn", "usebio",
                 "usebio_unknown_element")  # fmt: skip
-KEEP = ("file", "line_no", "raw", "reason", "rule", "sha256")
+KEEP = ("file", "line_no", "raw", "reason", "rule", "sha256", "line_count")
+# every file of the table read with its columns (those a file lacks are null)
+SCHEMA = {"schema": QUARANTINE_TABLE_SCHEMA, "missing_columns": "insert", "extra_columns": "ignore"}
 
 
 def replay_late_children(ctx: Context) -> int:
@@ -65,7 +68,10 @@ def replay_quarantine(ctx: Context, reason: str | None = None) -> int:
         )
     rows = rows.collect()
     whole = set(_kept_files(ctx))
-    lines = rows.filter(~pl.col("rule").is_in(NOT_REPLAYED) & ~pl.col("sha256").is_in(whole))
+    lines = rows.filter(
+        ~pl.col("rule").is_in(NOT_REPLAYED) & ~pl.col("sha256").is_in(whole)
+        & (pl.col("line_count").fill_null(1) == 1)
+    )  # fmt: skip
     moved = _replay_lines(ctx, lines)
     for sha in sorted(whole & set(rows["sha256"])):
         moved += _replay_file(ctx, sha, rows.filter(pl.col("sha256") == sha)["file"][0])
@@ -79,10 +85,10 @@ def _quarantined(ctx: Context, pending: bool) -> pl.LazyFrame:
     for partition in ctx.wh.partitions("quarantine", ops):
         files = ctx.wh.files("quarantine", [partition], ops)
         if files:
-            scan = ctx.wh.scan_files(files, missing_columns="insert", extra_columns="ignore")
+            scan = ctx.wh.scan_files(files, **SCHEMA)
             parts.append(scan.select(*KEEP).with_columns(pl.lit(partition).alias("_partition")))
     if not parts:
-        schema = {k: pl.Int64 if k == "line_no" else pl.String for k in (*KEEP, "_partition")}
+        schema = {k: QUARANTINE_TABLE_SCHEMA.get(k, pl.String) for k in (*KEEP, "_partition")}
         return pl.LazyFrame(schema=schema)
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -179,7 +185,7 @@ def _rewrite(ctx: Context, partition: str, keep) -> None:
     files = ctx.wh.files("quarantine", [partition], ctx.tx.ops)
     if not files:
         return
-    scan = ctx.wh.scan_files(files, missing_columns="insert", extra_columns="ignore")
+    scan = ctx.wh.scan_files(files, **SCHEMA)
     before, after = pl.collect_all([scan.select(pl.len()), keep(scan).select(pl.len())])
     if after.item() == before.item():
         return

@@ -20,22 +20,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from flows.ingest import pbn
 from flows.ingest.batch import Batches
+from flows.ingest.faults import RUN_ERRNOS, resource_failure
 from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.parse import release_scratch
 from flows.ingest.read import (
+    Changed,
     FileStream,
     Input,
+    LandingFile,
     Prefetch,
     RemoteFile,
-    input_source,
     is_pbn,
     list_inputs,
-    lstat,
     open_input,
 )
 from flows.ingest.stage import Sink
@@ -117,7 +119,8 @@ def ingest(
     from flows.ingest.replay import replay_late_children
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
-    ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes)
+    ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
+    inputs: list[Input] = []
     try:
         exclude = wh.root if wh.root is not None else wh.store.url
         inputs = list_inputs(paths, exclude=exclude)
@@ -125,17 +128,24 @@ def ingest(
             ctx.upcoming = inputs[done:]
             _ingest_input(ctx, item)
             if ctx.batches.full:  # outside the file's own errors: it was read whole
-                ctx.batches.flush()
+                _flush(ctx)
             if progress is not None:
                 progress(done, ctx.lines)
-        ctx.batches.flush()
+        _flush(ctx)
         ctx.sink.finish()
         replayed = replay_late_children(ctx)
+        return _result(ctx, replayed)
+    except Exception as err:
+        failure = resource_failure(err)
+        if failure is None:
+            raise
+        raise failure from err
     finally:
         _drop(ctx.ahead)
+        for item in inputs:
+            item.close()
         ctx.validator.close()
         ctx.sink.close()
-    return _result(ctx, replayed)
 
 
 def replay(
@@ -153,13 +163,17 @@ def replay(
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     try:
         replayed = replay_quarantine(ctx, reason)
+        return _result(ctx, replayed)
+    except Exception as err:
+        failure = resource_failure(err)
+        if failure is None:
+            raise
+        raise failure from err
     finally:
         ctx.validator.close()
-    return _result(ctx, replayed)
 
 
 def _result(ctx: Context, replayed: int) -> IngestResult:
-    _keep_unreadable(ctx)
     reports = ctx.sink.reports + ctx.replayed_reports
     _log(ctx, reports)
     return IngestResult(reports, ctx.sink.months, _quarantine_counts(ctx), replayed)
@@ -169,20 +183,28 @@ def _ingest_input(ctx: Context, item: Input) -> None:
     try:
         _ingest_one(ctx, item)
     finally:
-        if ctx.ahead is not None and ctx.ahead.path == item.path:  # read ahead, not read
+        if ctx.ahead is not None and ctx.ahead.item is item:  # read ahead, not read
             _drop(ctx.ahead)
             ctx.ahead = None
+        item.close()
+
+
+def _report(item: Input) -> FileReport:
+    """The report of an input with what the listing saw of it (its identity)."""
+    path = item.path
+    report = FileReport(item.file)
+    if isinstance(path, RemoteFile):
+        report.size, report.mtime_ns = path.size, path.mtime_ns
+    elif item.stat is not None:
+        seen = item.stat
+        report.size, report.mtime_ns = seen.st_size, seen.st_mtime_ns
+        report.ctime_ns, report.inode = seen.st_ctime_ns, seen.st_ino
+    return report
 
 
 def _ingest_one(ctx: Context, item: Input) -> None:
-    path = item.path
-    try:
-        stat = lstat(path) if item.skip else path.stat()
-    except OSError as err:
-        ctx.sink.open(FileReport(str(path), status=f"error: {err.strerror or err}"))
-        return
-    report = FileReport(str(path), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
-    logged = ctx.state.unchanged(str(path), stat.st_size, stat.st_mtime_ns)
+    report = _report(item)
+    logged = ctx.state.unchanged(report) if report.size is not None else None
     if logged is not None:  # unchanged since a run logged it: not read, not logged again
         report.status = "already_ingested" if logged in READ else logged
         report.logged = False
@@ -192,10 +214,26 @@ def _ingest_one(ctx: Context, item: Input) -> None:
         report.status = item.skip
         ctx.sink.open(report)
         return
+    try:
+        source = item.open()
+    except Changed as changed:  # not the file listed: never read, looked at again next run
+        report.status = changed.status
+        ctx.sink.open(report)
+        return
+    except OSError as err:
+        if err.errno in RUN_ERRNOS:
+            raise
+        report.status = f"error: {err.strerror or err}"
+        ctx.sink.open(report)
+        return
     mark = ctx.sink.mark()
     try:
-        _read_file(ctx, path, report)
-    except OSError as err:  # unreadable on disk (permissions, vanished): retried next run
+        small = _read_file(ctx, item, source, report)
+        if small is None and report.delivery is not None:
+            _keep_if_unreadable(ctx, ctx.sink.reports.index(report), source)
+    except OSError as err:  # unreadable on disk (an I/O error, vanished): retried next run
+        if err.errno in RUN_ERRNOS:
+            raise
         report.status = f"error: {err.strerror or err}"
         report.lines_read = report.rows_accepted = report.rows_quarantined = 0
         report.delivery = None
@@ -206,37 +244,43 @@ def _ingest_one(ctx: Context, item: Input) -> None:
             ctx.sink.open(report)
 
 
-def _read_file(ctx: Context, path: Path, report: FileReport) -> None:
+def _read_file(
+    ctx: Context, item: Input, source: LandingFile | RemoteFile, report: FileReport
+) -> _Small | None:
+    """Read one file (its descriptor); returns it when it waits in a batch of small files."""
     small = None  # a small file is read whole first (its hash then tells a copy)
-    if ctx.batches is not None and not is_pbn(path) and ctx.batches.takes(report.size):
-        small = _Small(FileStream(path, path.name, ctx.opts))
+    pbn_file = is_pbn(item.path.name)
+    if ctx.batches is not None and not pbn_file and ctx.batches.takes(report.size):
+        small = _Small(FileStream(source, item.path.name, ctx.opts))
         report.sha256 = small.stream.sha256
     if report.sha256 is None and report.size in ctx.state.sizes:  # may be a copy: hash it
-        report.sha256 = _sha256(path, ctx.opts.chunk_bytes)
+        report.sha256 = _sha256(source, ctx.opts.chunk_bytes)
     if report.sha256 in ctx.state.shas:
         report.status = "already_ingested"
         ctx.sink.open(report)
-        return
+        return None
     report.delivery = ctx.state.next_delivery
     ctx.state.next_delivery += 1
     index = ctx.sink.open(report)
-    if is_pbn(path):
-        pbn.ingest_pbn(ctx, index, path)
+    batched = None
+    if pbn_file:
+        pbn.ingest_pbn(ctx, index, source, name=report.file)
     elif small is not None:
-        _add_small(ctx, index, small)
+        batched = _add_small(ctx, index, small)
     else:
-        _read_lines(ctx, index, path)
+        _read_lines(ctx, index, item, source)
     ctx.state.read(report)
     if report.lines_read == 0:
         report.status = "empty"
+    return batched
 
 
-def _read_lines(ctx: Context, index: int, path: Path) -> None:
+def _read_lines(ctx: Context, index: int, item: Input, source) -> None:
     report = ctx.sink.reports[index]
     reading, ctx.ahead = ctx.ahead, None
-    if reading is None or reading.path != path:
+    if reading is None or reading.item is not item:
         _drop(reading)
-        reading = _Reading(ctx, path)
+        reading = _Reading(ctx, item, source)
     reading.check.delivery = report.delivery
     _read_ahead(ctx)  # the next file is read while this one is checked
     try:
@@ -254,10 +298,10 @@ class _Reading:
     copies of earlier lines: `Validator.prepare`), a chunk ahead of each other and of the
     main thread (`Validator.finish`, staging)."""
 
-    def __init__(self, ctx: Context, path: Path):
-        self.path = path
-        self.stream = FileStream(path, path.name, ctx.opts)
-        self.check = FileCheck(str(path), delivery=-1)  # its delivery: once it is read
+    def __init__(self, ctx: Context, item: Input, source: LandingFile | RemoteFile):
+        self.item = item
+        self.stream = FileStream(source, item.path.name, ctx.opts)
+        self.check = FileCheck(item.file, delivery=-1)  # its delivery: once it is read
         self.cursors = [ctx.validator.con.cursor() for _ in range(2)]
         # submitted in order: the reading starts first
         lines = Prefetch(self._lines())
@@ -311,19 +355,20 @@ def _read_ahead(ctx: Context) -> None:
         return
     item = ctx.upcoming[0]
     path = item.path
-    if item.skip or is_pbn(path) or isinstance(path, RemoteFile):
+    if item.skip or is_pbn(path.name) or isinstance(path, RemoteFile) or item.stat is None:
         return
-    try:
-        stat = path.stat()
-    except OSError:
-        return
+    report = _report(item)
     if (
-        ctx.state.unchanged(str(path), stat.st_size, stat.st_mtime_ns) is not None
-        or stat.st_size in ctx.state.sizes
-        or (ctx.batches is not None and ctx.batches.takes(stat.st_size))
+        ctx.state.unchanged(report) is not None
+        or report.size in ctx.state.sizes
+        or (ctx.batches is not None and ctx.batches.takes(report.size))
     ):
         return
-    ctx.ahead = _Reading(ctx, path)
+    try:
+        source = item.open()  # opened once: its turn reads this descriptor
+    except (Changed, OSError):
+        return  # said in its turn
+    ctx.ahead = _Reading(ctx, item, source)
 
 
 class _Small:
@@ -345,14 +390,16 @@ class _Small:
         )  # fmt: skip
 
 
-def _add_small(ctx: Context, index: int, small: _Small) -> None:
-    """A small file: left to wait in a batch, or validated alone now."""
+def _add_small(ctx: Context, index: int, small: _Small) -> _Small | None:
+    """A small file: left to wait in a batch (returned), or validated alone now."""
     report = ctx.sink.reports[index]
     if small.batched:
         report.lines_read += small.first.lines
         ctx.lines += small.first.lines
-        ctx.batches.add(index, small.first)
-    elif small.first is not None:
+        ctx.batches.add(index, small.first, small.stream.whole)
+        report.sha256 = small.stream.sha256
+        return small
+    if small.first is not None:
         stream = small.stream
         check = FileCheck(report.file, report.delivery, encoding=stream.encoding)
         for chunk in (small.first, *([small.second] if small.second is not None else [])):
@@ -361,6 +408,7 @@ def _add_small(ctx: Context, index: int, small: _Small) -> None:
             check.encoding = stream.encoding
             _add_chunk(ctx, index, chunk, check)
     report.sha256 = small.stream.sha256
+    return None
 
 
 def _add_chunk(ctx: Context, index: int, chunk, check: FileCheck) -> None:
@@ -373,31 +421,36 @@ def _staged(ctx: Context, index: int, chunk, checked) -> None:
     ctx.sink.add(index, checked, chunk)
 
 
-def _sha256(path: Path, block: int) -> str:
+def _sha256(source, block: int) -> str:
     digest = hashlib.sha256()
-    with open_input(path) as handle:
+    with open_input(source) as handle:
         while data := handle.read(block):
             digest.update(data)
     return digest.hexdigest()
 
 
-def _keep_unreadable(ctx: Context) -> None:
-    """Files none of whose lines could be read: quarantined whole, their bytes kept."""
-    for index, report in enumerate(ctx.sink.reports):
-        if report.delivery is None or report.lines_read == 0 or index in ctx.sink.readable:
-            continue
-        report.status = "unreadable"
-        suffix = "".join(Path(report.file).suffixes[-2:]) or ".bin"
-        try:
-            ctx.tx.add_bytes(
-                "quarantine",
-                "quarantine_files",
-                f"sha256={report.sha256}",
-                input_source(report.file),
-                suffix,
-            )
-        except OSError as err:  # gone since it was read: its lines are in quarantine anyway
-            report.status = f"unreadable (bytes not kept: {err.strerror or err})"
+def _flush(ctx: Context) -> None:
+    """Validate the small files waiting in a batch; keep those none of whose lines could be
+    read (their bytes were kept in memory: their descriptors are closed by now)."""
+    for index, whole in ctx.batches.flush():
+        _keep_if_unreadable(ctx, index, whole)
+
+
+def _keep_if_unreadable(ctx: Context, index: int, source) -> None:
+    """A file none of whose lines could be read: quarantined whole, its bytes kept (read from
+    its descriptor, or from memory for a small file)."""
+    report = ctx.sink.reports[index]
+    if report.lines_read == 0 or index in ctx.sink.readable or index in ctx.sink.failed:
+        return
+    report.status = "unreadable"
+    suffix = "".join(Path(report.file).suffixes[-2:]) or ".bin"
+    if isinstance(source, np.ndarray):
+        data = source.tobytes()
+    elif isinstance(source, RemoteFile):
+        data = source.read_bytes()
+    else:
+        data = ctx.sink.copy_out(source, suffix)
+    ctx.tx.add_bytes("quarantine", "quarantine_files", f"sha256={report.sha256}", data, suffix)
 
 
 def _log(ctx: Context, reports: list[FileReport]) -> None:
@@ -431,7 +484,7 @@ def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
         ctx.wh.scan_files(files)
         .group_by("rule")
         .agg(
-            pl.len().alias("lines"),
+            pl.col("line_count").sum().alias("lines"),
             pl.col("reason").first().alias("example"),
             pl.col("reason").n_unique().alias("reasons"),
         )

@@ -36,7 +36,31 @@ QUARANTINE_TABLE_SCHEMA = {
     "rule": pl.String(),  # the check that failed (e.g. `invalid_json`, `deal_no|max`)
     "sha256": pl.String(),
     "ingested_at": pl.Datetime("us", "UTC"),
+    # a row stands for the lines line_no..last_line_no (line_count of them), all the same text
+    # with the same reason: a run of identical rejected lines is one row
+    "last_line_no": pl.Int64(),
+    "line_count": pl.Int64(),
 }
+
+
+def quarantine_lines(rows: pl.DataFrame) -> pl.DataFrame:
+    """Quarantine rows with one row per line: a row standing for a run of identical lines
+    (`line_no`..`last_line_no`) becomes one row per line of the run, `line_count` 1 (rows
+    staged before runs were kept have no `last_line_no`: a row is one line)."""
+    if "last_line_no" not in rows.columns:
+        return rows.with_columns(
+            pl.col("line_no").alias("last_line_no"), pl.lit(1, pl.Int64).alias("line_count")
+        )
+    last = pl.coalesce("last_line_no", "line_no")
+    return (
+        rows.with_columns(pl.int_ranges("line_no", last + 1, dtype=pl.Int64).alias("line_no"))
+        .explode("line_no")
+        .with_columns(
+            pl.col("line_no").alias("last_line_no"), pl.lit(1, pl.Int64).alias("line_count")
+        )
+    )
+
+
 # a file whose lines all fail one of these is quarantined whole (no line of it could be read)
 UNREADABLE = ("not_utf8", "empty_line", "invalid_json", "not_object", "line_length", "gzip",
               "duplicate_line")  # fmt: skip
@@ -139,17 +163,24 @@ class Sink:
             self.reports[file].rows_accepted += n
 
     def quarantine(self, index: int | list[int], rows: pl.DataFrame) -> None:
-        """Quarantine rows (line_no, raw, reason, rule) of file `index` (or of the files
-        their `_file` says); the sha256 is added when the run ends (a file's hash is known
-        once it is read whole)."""
+        """Quarantine rows (line_no, raw, reason, rule; last_line_no and line_count for a run
+        of the same line) of file `index` (or of the files their `_file` says); the sha256 is
+        added when the run ends (a file's hash is known once it is read whole)."""
         if not rows.height:
             return
         if "_file" not in rows.columns:
             rows = rows.with_columns(pl.lit(index, pl.Int64).alias("_file"))
-        for file, n in rows.group_by("_file").len().iter_rows():
+        if "line_count" not in rows.columns:  # a row per line
+            rows = rows.with_columns(
+                pl.col("line_no").alias("last_line_no"), pl.lit(1, pl.Int64).alias("line_count")
+            )
+        counts = rows.group_by("_file").agg(pl.col("line_count").sum())
+        for file, n in counts.iter_rows():
             self.reports[file].rows_quarantined += n
         self.readable.update(self._files(index, rows.filter(~pl.col("rule").is_in(UNREADABLE))))
-        self._quarantine.append(rows.select("line_no", "raw", "reason", "rule", "_file"))
+        self._quarantine.append(
+            rows.select("line_no", "raw", "reason", "rule", "_file", "last_line_no", "line_count")
+        )
         self._quarantine_rows += rows.height
         if self._quarantine_rows >= QUARANTINE_BUFFER:
             self._spill_quarantine()
@@ -200,11 +231,20 @@ class Sink:
         if self._held_rows > HELD_IN_MEMORY:
             self._spill()
 
-    def _scratch_file(self, name: str) -> Path:
+    def _scratch_file(self, name: str, suffix: str = ".parquet") -> Path:
         """A new file in the run's scratch folder (deleted when the run ends)."""
         if self._scratch is None:
             self._scratch = Path(tempfile.mkdtemp(prefix="duplirank-ingest-"))
-        return self._scratch / f"{name}-{sum(1 for _ in self._scratch.iterdir())}.parquet"
+        return self._scratch / f"{name}-{sum(1 for _ in self._scratch.iterdir())}{suffix}"
+
+    def copy_out(self, source, suffix: str) -> Path:
+        """A scratch copy of an opened file's bytes (`source.open()`: read through its
+        descriptor, never by its name again)."""
+        path = self._scratch_file("delivery", suffix)
+        with source.open() as handle, open(path, "wb") as out:
+            while data := handle.read(1 << 24):
+                out.write(data)
+        return path
 
     def _spill(self) -> None:
         for record_type, parts in self._held.items():

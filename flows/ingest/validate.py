@@ -19,7 +19,6 @@ by key and by text) runs in the main thread, chunk after chunk in line order.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flows.ingest import decode
 from flows.ingest.options import Window
@@ -46,6 +46,8 @@ from transforms.record_types import RECORD_TYPES, RecordType
 
 REJECTED = {"line_no": pl.Int64(), "_pos": pl.UInt32(), "reason": pl.String(), "rule": pl.String()}
 QUARANTINE = {"line_no": pl.Int64(), "raw": pl.String(), "reason": pl.String(), "rule": pl.String()}
+# a quarantine row stands for a run of consecutive lines of the same text, reason and rule
+RUNS = {"last_line_no": pl.Int64(), "line_count": pl.Int64()}
 LONE_SURROGATE = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
@@ -170,13 +172,13 @@ class Prepared(NamedTuple):
     """A chunk checked but for the copies of the file's earlier lines (`Validator.prepare`)."""
 
     rows: dict[str, pl.DataFrame]  # record type -> accepted rows (fields, `line_no`, `_pos`, …)
-    rejected: pl.DataFrame  # REJECTED columns, `raw`, and the text's hash (`_h1`, `_h2`)
+    rejected: pl.DataFrame  # REJECTED columns and the text's hash (`_h1`, `_h2`)
 
 
 @dataclass
 class Checked:
     rows: dict[str, pl.DataFrame]  # record type -> bronze-shaped rows (`month` null, `_pos`)
-    quarantine: pl.DataFrame  # QUARANTINE columns
+    quarantine: pl.DataFrame  # QUARANTINE and RUNS columns: a row per run of the same line
 
     @property
     def accepted(self) -> int:
@@ -245,7 +247,7 @@ class Validator:
             accepted, bad = self._check_type(con, rt, frame, mine, chunk, alone=len(present) == 1)
             rejected.append(bad)
             rows[type_name] = accepted
-        return Prepared(rows, _with_raw(pl.concat(rejected), chunk))
+        return Prepared(rows, _with_hash(pl.concat(rejected), chunk))
 
     def finish(self, prepared: Prepared, chunk: Chunk, file: FileCheck) -> Checked:
         """The checks against the file's earlier lines (same key, same text), in line order of
@@ -257,18 +259,17 @@ class Validator:
             copies.append(same)
             if accepted.height:
                 rows[rt.name] = _bronze(rt, accepted, file)
-        quarantine = _copies_of_rejected(prepared.rejected, file).select(*QUARANTINE)
+        quarantine = _copies_of_rejected(prepared.rejected, file).select(*TEXTS)
         if any(c.height for c in copies):
-            copied = pl.concat(copies)
-            copied = copied.with_columns(raw=raw_texts(chunk.raw, copied["_pos"]))
-            quarantine = pl.concat([quarantine, copied.select(*QUARANTINE)])
+            quarantine = pl.concat([quarantine, *(c.select(*TEXTS) for c in copies)])
+        quarantine = _runs(quarantine, file, chunk)
         if file.batch is not None:  # each row to its file, numbered in it
             rows = {k: _to_files(v, file.batch) for k, v in rows.items()}
             return Checked(rows, _to_files(quarantine, file.batch))
         if chunk.special:
             specials = pl.DataFrame(
-                [(s.line_no, s.raw, s.reason, s.rule) for s in chunk.special],
-                schema=QUARANTINE,
+                [(s.line_no, s.raw, s.reason, s.rule, s.line_no, 1) for s in chunk.special],
+                schema=QUARANTINE | RUNS,
                 orient="row",
             )
             quarantine = pl.concat([quarantine, specials])
@@ -452,7 +453,10 @@ def _to_files(rows: pl.DataFrame, batch: Batch) -> pl.DataFrame:
     bronze rows with their file's name and delivery."""
     line_no = rows["line_no"].to_numpy()
     files = pl.Series("_file", batch.file_of(line_no), pl.Int64)
-    rows = rows.with_columns(files, pl.Series("line_no", batch.local(line_no), pl.Int64))
+    local = batch.local(line_no)
+    rows = rows.with_columns(files, pl.Series("line_no", local, pl.Int64))
+    if "last_line_no" in rows.columns:  # a run stays in its file (`_runs`)
+        rows = rows.with_columns(pl.col("last_line_no") - pl.Series(line_no - local))
     if "source_file" not in rows.columns:
         return rows
     return rows.with_columns(
@@ -525,7 +529,7 @@ NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
 
 def _copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     """`duplicate of line N` for rejected lines whose text an earlier rejected line had
-    (an accepted line's copy is found by its key, `_same_key`); `_with_raw` hashed them."""
+    (an accepted line's copy is found by its key, `_same_key`); `_with_hash` hashed them."""
     eligible = ~rows["rule"].is_in(NOT_COPIES).to_numpy()
     if not eligible.any():
         return rows
@@ -544,17 +548,48 @@ def _copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     )  # fmt: skip
 
 
-def _with_raw(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
-    """Rejected rows with their text (`raw`), invalid JSON explained, and a 128-bit hash of
-    the text (`_h1`, `_h2`: is it the same text as an earlier rejected line of the file?)."""
-    lines = lines_at(chunk.raw, rejected["_pos"])
-    digests = [hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=16).digest() for line in lines]
-    h = np.frombuffer(b"".join(digests), dtype=np.uint64).reshape(-1, 2)
-    rows = rejected.with_columns(
-        raw=_texts(lines),
-        _h1=pl.Series(h[:, 0], dtype=pl.UInt64),
-        _h2=pl.Series(h[:, 1], dtype=pl.UInt64),
+TEXTS = REJECTED | {"_h1": pl.UInt64(), "_h2": pl.UInt64()}
+LINE_END = r"[\r\n]+\z"
+
+
+def _with_hash(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
+    """Rejected rows with a 128-bit hash of their text without its line end (`_h1`, `_h2`:
+    is it the same text as an earlier rejected line of the file?), computed on the column."""
+    positions = pa.array(rejected["_pos"].to_numpy().astype(np.int64))
+    text = pl.Series(pc.replace_substring_regex(chunk.raw.take(positions), LINE_END, b""))
+    return rejected.with_columns(
+        text.hash(seed=0).alias("_h1").cast(pl.UInt64),
+        text.hash(seed=1).alias("_h2").cast(pl.UInt64),
     )
+
+
+def _runs(rows: pl.DataFrame, file: FileCheck, chunk: Chunk) -> pl.DataFrame:
+    """One quarantine row per run of consecutive lines with the same text (hash), reason and
+    rule in one file: `line_no` its first line, `last_line_no`, `line_count` (a million
+    identical rejects are one row, not a million); then the text of each row, and the
+    reason of invalid JSON in words (`invalid_json_reason`)."""
+    rows = rows.sort("line_no")
+    if rows.height > 1:
+        line_no = rows["line_no"].to_numpy()
+        place = file.batch.file_of(line_no) if file.batch is not None else np.zeros(len(rows))
+        keys = rows.select("_h1", "_h2", "reason", "rule").with_columns(_f=pl.Series(place))
+        same = pl.all_horizontal(pl.all() == pl.all().shift(1)).fill_null(False)
+        starts = ~keys.select(same).to_series().to_numpy() | (np.diff(line_no, prepend=0) != 1)
+        if not starts.all():
+            rows = (
+                rows.with_columns(_run=pl.Series(np.cumsum(starts)))
+                .group_by("_run", maintain_order=True)
+                .agg(
+                    pl.col("line_no", "_pos", "reason", "rule").first(),
+                    pl.col("line_no").last().alias("last_line_no"),
+                    pl.len().cast(pl.Int64).alias("line_count"),
+                )
+            )
+    if "line_count" not in rows.columns:
+        rows = rows.with_columns(
+            pl.col("line_no").alias("last_line_no"), pl.lit(1, pl.Int64).alias("line_count")
+        )
+    rows = rows.with_columns(raw=raw_texts(chunk.raw, rows["_pos"].to_numpy()))
     json_rows = rows["rule"] == "invalid_json"
     if json_rows.any():
         explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
@@ -562,7 +597,7 @@ def _with_raw(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
             pl.when(json_rows).then(pl.Series(_spread(json_rows, explained))).otherwise("reason")
             .alias("reason")
         )  # fmt: skip
-    return rows
+    return rows.select(*QUARANTINE, *RUNS)
 
 
 def _spread(mask: pl.Series, values: list[str]) -> list[str | None]:
@@ -707,11 +742,13 @@ def _same_key(
     )
     copy = pl.col("_first") < pl.col("line_no")
     if not (first < line_no).any():  # no copy: no filter (it copies all)
-        return rows.drop("_first", "_first_here", "_same_text"), pl.DataFrame(schema=REJECTED)
+        return rows.drop("_first", "_first_here", "_same_text"), pl.DataFrame(schema=TEXTS)
     same = ", ".join(rt.key)
     copies = rows.filter(copy).select(
         "line_no",
         "_pos",
+        pl.col("h1").alias("_h1"),
+        pl.lit(0, pl.UInt64).alias("_h2"),
         pl.when("_same_text")
         .then(pl.format("duplicate of line {}", "_first_here"))
         .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first_here"))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from flows.ingest import IngestOptions, IngestResult, Window, read
 from flows.ingest.read import FileStream
+from flows.ingest.stage import quarantine_lines
 from flows.settings import Settings
 from flows.steps import StepContext, ingest_step
 from flows.storage.warehouse import Warehouse, new_run_id
@@ -115,9 +116,20 @@ def table(wh: Warehouse, name: str) -> pl.DataFrame:
     return read_table(wh, name)
 
 
-def reasons(wh: Warehouse, path: Path | None = None) -> list[tuple[int, str]]:
-    """(line, reason) of the quarantine rows of a file (all files when None), in line order."""
+def quarantined(wh: Warehouse) -> pl.DataFrame:
+    """The quarantine table with a row per line (a row of a run of identical lines stands for
+    each line of the run), checked against its own counts."""
     rows = table(wh, "quarantine")
+    if not rows.height:
+        return rows
+    assert (rows["last_line_no"] - rows["line_no"] + 1 == rows["line_count"]).all()
+    return quarantine_lines(rows)
+
+
+def reasons(wh: Warehouse, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, reason) of the quarantined lines of a file (all files when None), in line
+    order."""
+    rows = quarantined(wh)
     if not rows.height:
         return []
     if path is not None:

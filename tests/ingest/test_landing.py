@@ -177,9 +177,9 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     started = []
     real_reading = ingest_run._Reading.__init__
 
-    def reading(self, ctx, path):
-        started.append(path.name)
-        real_reading(self, ctx, path)
+    def reading(self, ctx, item, source):
+        started.append(item.path.name)
+        real_reading(self, ctx, item, source)
 
     monkeypatch.setattr(read.FileStream, "_blocks", failing_blocks("c.jsonl", 2))
     monkeypatch.setattr(ingest_run._Reading, "__init__", reading)

@@ -1,0 +1,76 @@
+"""Resource failures of an ingest run: one line for the user, whichever library met them.
+
+A full disk, an exhausted quota or memory, a read-only or permission-denied folder reach the
+ingest as an `OSError` (Python), a Polars `ComputeError` naming `(os error 28)`, a DuckDB
+`IOException` or `OutOfMemoryException`, a `MemoryError`. `resource_failure` names them in
+one line (the run then stops with exit code 2 and removes what it staged); any other error
+is left as it is. A landing file that cannot be read (permission denied on it, an I/O error)
+is no resource failure: it is a status of that file (`flows.ingest.run`).
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+
+from flows.errors import UserError
+
+RESOURCE_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.ENOMEM: "out of memory",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+# errors of the run's own resources, never of one delivery: raised through a file's reading
+RUN_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EROFS)
+_OS_ERROR = re.compile(r"\(os error (\d+)\)|errno[ =:]*(\d+)", re.IGNORECASE)
+_WORDS = (
+    ("no space left on device", errno.ENOSPC),
+    ("disk quota exceeded", errno.EDQUOT),
+    ("read-only file system", errno.EROFS),
+    ("permission denied", errno.EACCES),
+    ("out of memory", errno.ENOMEM),
+    ("cannot allocate memory", errno.ENOMEM),
+    ("memory allocation", errno.ENOMEM),
+)
+
+
+class ResourceError(UserError):
+    """The ingest ran out of a resource (disk, memory) or was refused access: one line."""
+
+
+def resource_errno(err: BaseException) -> int | None:
+    """The errno of a resource failure (any library's way of saying it), else None."""
+    if isinstance(err, MemoryError) or type(err).__name__ in ("ArrowMemoryError",
+                                                               "OutOfMemoryException"):  # fmt: skip
+        return errno.ENOMEM
+    if isinstance(err, OSError) and err.errno in RESOURCE_ERRNOS:
+        return err.errno
+    if isinstance(err, (OSError, UserError)):  # an OSError of another kind; already a line
+        return None
+    text = str(err)
+    for match in _OS_ERROR.finditer(text):
+        code = int(match.group(1) or match.group(2))
+        if code in RESOURCE_ERRNOS:
+            return code
+    lowered = text.lower()
+    module = type(err).__module__ or ""
+    if module.startswith(("polars", "duckdb", "pyarrow", "_duckdb")):
+        for words, code in _WORDS:
+            if words in lowered:
+                return code
+    return None
+
+
+def resource_failure(err: BaseException) -> ResourceError | None:
+    """The one-line error of a resource failure, or None for any other error."""
+    code = resource_errno(err)
+    if code is None:
+        return None
+    where = f" ({err.filename})" if isinstance(err, OSError) and err.filename else ""
+    return ResourceError(
+        f"ingest stopped: {RESOURCE_ERRNOS[code]}{where}; nothing published, the files it "
+        "staged removed: run again once fixed"
+    )

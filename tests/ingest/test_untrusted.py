@@ -1,0 +1,272 @@
+"""The landing folder is untrusted: a file is opened once (no link followed, never blocking)
+and checked on its descriptor; what changed after the listing is never read. Names are kept
+losslessly; a delivery corrected in place under `touch -r` is read again. The swaps happen
+between the listing and the opening, through the ingest's own listing (monkeypatched)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import polars as pl
+
+from flows import cli
+from flows.ingest import run as ingest_run
+from flows.ingest.read import file_name, file_text
+from flows.storage.warehouse import Warehouse
+
+from .cases import accepted, assert_total, deal, dumps, good_file, reasons, run, table, write
+
+SECRET = "root:x:0:0:secret"
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A file outside the landing folder that the ingest must never read."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return write(folder / "secret.jsonl", [dumps({"type": "x", "secret": SECRET})])
+
+
+def _after_listing(monkeypatch, swap) -> None:
+    """Run `swap()` once, right after the ingest lists the landing folder."""
+    real = ingest_run.list_inputs
+
+    def listing(*args, **kwargs):
+        inputs = real(*args, **kwargs)
+        swap()
+        return inputs
+
+    monkeypatch.setattr(ingest_run, "list_inputs", listing)
+
+
+def _nothing_of(wh: Warehouse, text: str) -> None:
+    """No published table holds `text`, and no delivery's bytes were kept."""
+    for name in ("quarantine", "simultane_deal"):
+        rows = table(wh, name)
+        if rows.height:
+            assert not rows.select(pl.all().cast(pl.String).str.contains(text).any()).row(0)[0]
+            assert not any(text in str(v) for v in rows.rows())
+    assert not wh.files("quarantine_files")
+
+
+def _status(result, path: Path) -> str:
+    return next(f.status for f in result.files if f.file == str(path))
+
+
+def test_a_file_swapped_for_a_link_outside_after_the_listing_is_never_read(tmp_path, monkeypatch):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    swapped = write(landing / "a.jsonl", [dumps(deal("ann"))])
+    other = good_file(landing, "b.jsonl")
+    secret = _outside(tmp_path)
+
+    def swap():
+        swapped.unlink()
+        swapped.symlink_to(secret)
+
+    _after_listing(monkeypatch, swap)
+    result, wh = run(tmp_path, landing)
+    assert _status(result, swapped) == "error: changed after the listing (a symlink now); not read"
+    _nothing_of(wh, SECRET)
+    assert accepted(wh, "simultane_deal", swapped) == []
+    assert accepted(wh, "simultane_deal", other) == [1, 2]
+    assert_total(wh, other)
+    monkeypatch.undo()  # the next night lists the link as what it is
+    result, wh = run(tmp_path, landing)
+    assert _status(result, swapped) == "refused: symlink outside the landing folder"
+    _nothing_of(wh, SECRET)
+    log = table(wh, "ingest_log").filter(pl.col("file") == str(swapped)).sort("ingested_at")
+    assert log["status"].to_list() == [
+        "error: changed after the listing (a symlink now); not read",
+        "refused: symlink outside the landing folder",
+    ]
+
+
+def test_a_link_inside_swapped_to_lead_outside_reads_the_file_listed(tmp_path, monkeypatch):
+    """A symlink to a file of the landing is opened as that file (listed through the link):
+    re-pointing the link outside after the listing changes nothing that is read."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    target = write(landing / "a.jsonl", [dumps(deal("ann"))])
+    link = landing / "z.jsonl"
+    link.symlink_to(target)
+    secret = _outside(tmp_path)
+
+    def swap():
+        link.unlink()
+        link.symlink_to(secret)
+
+    _after_listing(monkeypatch, swap)
+    result, wh = run(tmp_path, landing)
+    assert [_status(result, target), _status(result, link)] == ["ingested", "already_ingested"]
+    _nothing_of(wh, SECRET)
+
+
+def test_a_file_swapped_for_a_fifo_after_the_listing_neither_hangs_nor_holds_the_lock(
+    tmp_path, monkeypatch
+):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    swapped = write(landing / "a.jsonl", [dumps(deal("ann"))])
+    other = good_file(landing, "b.jsonl")
+
+    def swap():
+        swapped.unlink()
+        os.mkfifo(swapped)
+
+    _after_listing(monkeypatch, swap)
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(run(tmp_path, landing)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "the ingest blocked on a FIFO"
+    result, wh = done[0]
+    assert _status(result, swapped) == "error: changed after the listing (a FIFO now); not read"
+    assert accepted(wh, "simultane_deal", other) == [1, 2]
+    with wh.store.lock(0):  # released: the next run may start at once
+        pass
+    monkeypatch.undo()
+    result, wh = run(tmp_path, landing)
+    assert _status(result, swapped) == "skipped: not a regular file"
+    assert accepted(wh, "simultane_deal", swapped) == []
+
+
+def test_a_file_replaced_by_another_after_the_listing_is_read_next_run(tmp_path, monkeypatch):
+    """Not the inode listed (a delivery renamed over the file): not read now, read next run."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    replaced = write(landing / "a.jsonl", [dumps(deal("ann"))])
+
+    def swap():
+        write(landing / "a.tmp", [dumps(deal("bob"))]).replace(replaced)
+
+    _after_listing(monkeypatch, swap)
+    result, wh = run(tmp_path, landing)
+    status = "error: changed after the listing (another file now); not read"
+    assert _status(result, replaced) == status
+    assert accepted(wh, "simultane_deal", replaced) == []
+    monkeypatch.undo()
+    result, wh = run(tmp_path, landing)
+    assert _status(result, replaced) == "ingested"
+    assert table(wh, "simultane_deal")["player_id"].to_list() == ["bob"]
+
+
+def test_a_name_that_is_not_utf8_is_kept_losslessly_and_never_stops_the_night(tmp_path):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    raw_name = os.fsencode(landing) + b"/bad\xff\xfename.jsonl"
+    with open(raw_name, "wb") as out:
+        out.write((dumps(deal("ann")) + "\n{bad\n").encode())
+    path = Path(os.fsdecode(raw_name))
+    other = good_file(landing, "b.jsonl")  # small files: validated together (a batch)
+    big = write(landing / "c\\x.jsonl", [dumps(deal(f"p{i}", 1 + i % 2)) for i in range(400)])
+    result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})  # c: read alone
+    stored = str(landing) + "/bad\\xff\\xfename.jsonl"
+    assert file_text(path) == stored and file_name(stored) == raw_name
+    assert file_name(file_text(big)) == os.fsencode(big)  # a backslash is doubled
+    status = {f.file: f.status for f in result.files}
+    assert status == {stored: "ingested", str(other): "ingested", file_text(big): "ingested"}
+    log = table(wh, "ingest_log")
+    assert sorted(log["file"]) == sorted(status)
+    bronze = table(wh, "simultane_deal").filter(pl.col("source_file") == stored)
+    assert bronze["line_no"].to_list() == [1]
+    rows = table(wh, "quarantine").filter(pl.col("file") == stored)
+    assert rows.select("line_no", "reason").rows() == [(2, "invalid JSON")]
+    assert len(accepted(wh, "simultane_deal", Path(file_text(big)))) == 400
+    result, _ = run(tmp_path, landing)  # known by its stored name: not read again
+    assert not any(f.logged for f in result.files)
+
+
+def test_a_file_corrected_in_place_under_touch_r_is_read_again(tmp_path):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = write(landing / "a.jsonl", [dumps(deal("ann", made=100))])
+    _, wh = run(tmp_path, landing)
+    before = path.stat()
+    with open(path, "r+b") as handle:  # the same size, the same mtime (`touch -r`)
+        data = handle.read().replace(b'"points_made": 100', b'"points_made": 200')
+        handle.seek(0)
+        handle.write(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    result, wh = run(tmp_path, landing)
+    assert [(f.status, f.delivery) for f in result.files] == [("ingested", 2)]
+    rows = table(wh, "simultane_deal").sort("delivery")
+    assert rows.select("delivery", "points_made").rows() == [(1, 100), (2, 200)]
+    log = table(wh, "ingest_log").sort("ingested_at")
+    assert log.select("ctime_ns", "inode").rows()[-1] == (after.st_ctime_ns, after.st_ino)
+    result, _ = run(tmp_path, landing)  # now unchanged: neither read nor logged
+    assert not any(f.logged for f in result.files)
+
+
+def test_a_resource_failure_is_one_line_and_leaves_nothing_staged(tmp_path, monkeypatch, capsys):
+    """A full disk (Polars' `ComputeError … os error 28`), exhausted memory, a permission
+    denied while writing: one line, exit code 2, nothing published, no staged file left."""
+    import polars.exceptions as ple
+
+    from flows.storage import warehouse
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    lines = [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(300)] + ["{bad"]
+    write(landing / "a.jsonl", lines)
+    good_file(landing, "b.jsonl")
+    wh_path = tmp_path / "wh"
+    real = warehouse.Transaction.write
+    failures = [
+        (ple.ComputeError("parquet: No space left on device (os error 28)"),
+         "no space left on the device"),
+        (MemoryError(), "out of memory"),
+        (ple.ComputeError("failed to create file: Permission denied (os error 13)"),
+         "permission denied"),
+        (OSError(28, "No space left on device"), "no space left on the device"),
+    ]  # fmt: skip
+    for error, words in failures:
+        calls = []
+
+        def write_failing(self, *args, error=error, calls=calls, **kwargs):
+            calls.append(args)
+            if len(calls) == 2:  # after a file was staged
+                raise error
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(warehouse.Transaction, "write", write_failing)
+        capsys.readouterr()
+        code = cli.main(["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2, (error, err)
+        assert len(err.splitlines()) == 1 and words in err, err
+        assert len(calls) == 2
+        assert not wh_path.exists()  # created by the failed run: removed, lock and all
+    monkeypatch.setattr(warehouse.Transaction, "write", real)
+    assert cli.main(["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"]) == 0
+    wh = Warehouse(wh_path)
+    assert len(accepted(wh, "simultane_deal", landing / "a.jsonl")) == 300
+    assert reasons(wh, landing / "a.jsonl") == [(301, "invalid JSON")]
+
+
+def test_a_folder_swapped_for_a_link_outside_after_the_listing_is_never_entered(
+    tmp_path, monkeypatch
+):
+    """A sub-folder of the landing replaced by a link to a folder outside holding a file of
+    the same name: nothing on the way is followed, the file is never read."""
+    landing = tmp_path / "landing"
+    (landing / "day").mkdir(parents=True)
+    listed = write(landing / "day" / "a.jsonl", [dumps(deal("ann"))])
+    other = good_file(landing, "b.jsonl")
+    secret = _outside(tmp_path)
+    secret.rename(secret.parent / "a.jsonl")
+
+    def swap():
+        listed.unlink()
+        (landing / "day").rmdir()
+        (landing / "day").symlink_to(secret.parent)
+
+    _after_listing(monkeypatch, swap)
+    result, wh = run(tmp_path, landing)
+    assert _status(result, listed) == "error: changed after the listing (a symlink now); not read"
+    _nothing_of(wh, SECRET)
+    assert accepted(wh, "simultane_deal", other) == [1, 2]
+    assert_total(wh, other)
