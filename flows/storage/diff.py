@@ -130,7 +130,12 @@ def compare(
     """The differences between two versions of a table's rows, matched by `key`."""
     common = [c for c in after.columns if c in before.columns]
     before, after = before.select(common), after.select(common)
-    if not key or any(k not in common for k in key):
+    if (
+        not key
+        or any(k not in common for k in key)
+        or not (_unique(before, key) and _unique(after, key))
+    ):
+        # no key, or one that does not identify a row here: whole rows are compared
         added = after.join(before, on=common, how="anti", nulls_equal=True)
         removed = before.join(after, on=common, how="anti", nulls_equal=True)
         return TableDiff(table, (), added, removed, pl.DataFrame(), pl.DataFrame())
@@ -159,6 +164,10 @@ def compare(
     )
     ids = keys + (["month"] if "month" in common and "month" not in keys else [])
     return TableDiff(table, key, added, removed, changed, changed_rows.select(ids))
+
+
+def _unique(frame: pl.DataFrame, key: tuple[str, ...]) -> bool:
+    return frame.select(list(key)).is_unique().all()
 
 
 def published_months(diffs: list[TableDiff]) -> dict[str, int]:
