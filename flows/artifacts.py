@@ -96,6 +96,11 @@ def summary_markdown(summary, reasons: dict[str, int], flow: str) -> str:
     rebuilt = {c: m for c, m in sorted(summary.rebuilt.items()) if m}
     lines += ["", "## Months rebuilt", ""]
     lines += [f"- **{c}**: {', '.join(m)}" for c, m in rebuilt.items()] or ["- none"]
+    changes = getattr(summary, "announced_changes", None)
+    if changes is not None:  # a backfill: what it changed of the announced rankings
+        lines += ["", "## Published months changed", ""]
+        lines += [f"- **{m}**: {n} rows added, removed or changed" for m, n in changes.items()]
+        lines += [] if changes else ["- none"]
     timings = progress.reporter().timings()
     if timings:
         lines += ["", "## Stages", "", "| stage | time | done |", "|---|---:|---|"]

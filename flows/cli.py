@@ -260,7 +260,15 @@ def cmd_sql(args) -> int:
         deny_writes(writable)
     if sys.stdout is None:
         raise UserError("standard output is closed")
-    printed = print_sql(settings.warehouse, query, params, args.format, limits, sys.stdout)
+    warehouse = settings.warehouse
+    if args.as_of is not None:  # a kept publication as it was (same guards)
+        from flows.runs import open_warehouse
+        from flows.storage.publications import find
+        from flows.storage.warehouse import Warehouse
+
+        record = find(open_warehouse(settings), args.as_of, settings.timezone)
+        warehouse = Warehouse(settings.warehouse, settings.storage, pinned=record.folder)
+    printed = print_sql(warehouse, query, params, args.format, limits, sys.stdout)
     if printed.truncated and limits.max_rows:
         print(
             f"duplirank sql: stopped after {printed.rows} rows (--max-rows {limits.max_rows})",
@@ -347,6 +355,140 @@ def cmd_recover(args) -> int:
         folder = recover(wh)
     print(f"current publication: {folder}")
     return 0
+
+
+def cmd_relink(args) -> int:
+    from flows.runs import open_warehouse
+    from flows.storage.served import relink
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = open_warehouse(settings)
+    with wh.store.lock(settings.lock_wait_s):
+        wh.publication()  # a lost pointer: one line naming recover
+        rebuilt = relink(wh)
+    for folder, problem in rebuilt:
+        print(f"rebuilt {folder}/duplirank.duckdb ({problem})")
+    print(f"every kept publication's views database names the files of {wh.store.url}")
+    return 0
+
+
+def cmd_publications(args) -> int:
+    from zoneinfo import ZoneInfo
+
+    import polars as pl
+
+    from flows.query import format_frame
+    from flows.runs import open_warehouse
+    from flows.storage.publications import history
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = open_warehouse(settings)
+    zone = ZoneInfo(settings.timezone)
+
+    def shown(moment):
+        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M") if moment else ""
+
+    records = [r for r in history(wh, settings.timezone) if r.current_from is not None]
+    frame = pl.DataFrame(
+        {
+            "number": [r.version for r in records],
+            f"current from ({settings.timezone})": [shown(r.current_from) for r in records],
+            "until": ["now" if r.is_current else shown(r.current_until) for r in records],
+            "run": [r.run_id or "" for r in records],
+            "command": [r.command or "" for r in records],
+            "rebuilt": [r.rebuilt() for r in records],
+            "official": [r.official or "" for r in records],
+        },
+        schema_overrides={"number": pl.Int64},
+    )
+    print(format_frame(frame, args.format), end="")
+    return 0
+
+
+def cmd_gc(args) -> int:
+    from flows.runs import open_warehouse, retention_policy
+    from flows.storage.retention import collect_garbage
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = open_warehouse(settings)
+    with wh.store.lock(settings.lock_wait_s):
+        wh.manifest()  # a damaged publication: one line naming recover
+        result = collect_garbage(wh, retention_policy(settings), dry_run=args.dry_run)
+    print(result.text(dry_run=args.dry_run))
+    return 0
+
+
+def cmd_diff(args) -> int:
+    import polars as pl
+
+    from flows.query import format_frame
+    from flows.runs import open_warehouse
+    from flows.storage.diff import diff
+    from flows.storage.publications import find
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    wh = open_warehouse(settings)
+    first = find(wh, args.first, settings.timezone)
+    second = find(wh, args.second, settings.timezone)
+    diffs = diff(wh, first.folder, second.folder, [args.table] if args.table else None)
+    if args.table:
+        from flows.storage import catalog
+
+        if args.table not in catalog.tables() and args.table not in wh.manifest()["tables"]:
+            raise UserError(f"--table {args.table}: no such table")
+        empty = {c: pl.String for c in ("change", "column", "before", "after")}
+        frame = diffs[0].rows() if diffs else pl.DataFrame(schema=empty)
+    else:
+        frame = pl.DataFrame(
+            {
+                "table": [d.table for d in diffs],
+                "key": [", ".join(d.key) or "(whole row)" for d in diffs],
+                "added": [d.added.height for d in diffs],
+                "removed": [d.removed.height for d in diffs],
+                "changed": [d.changed_rows for d in diffs],
+                "months": [", ".join(sorted(d.months())) for d in diffs],
+            },
+            schema_overrides={"added": pl.Int64, "removed": pl.Int64, "changed": pl.Int64},
+        )
+    print(f"publication {first.version} -> {second.version}", file=sys.stderr)
+    print(format_frame(frame, args.format), end="")
+    return 0
+
+
+def _publication_commands(command) -> None:
+    """The parser entries of the commands about publications."""
+    command(
+        "relink",
+        cmd_relink,
+        "after a copy or a move: rebuild the views databases for the warehouse's new place",
+    )
+    p = command(
+        "publications",
+        cmd_publications,
+        "list the kept publications: number, when current, run, what it rebuilt, official",
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p = command(
+        "gc",
+        cmd_gc,
+        "delete the files no kept publication lists (retention_days, retention.keep_official)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="only print what would be deleted")
+    p = command(
+        "diff",
+        cmd_diff,
+        "what changed from publication N to M: rows added, removed, changed, by table",
+    )
+    p.add_argument("first", metavar="N", help="a kept publication: number or YYYY-MM-DDTHH:MM")
+    p.add_argument("second", metavar="M", help="a kept publication: number or YYYY-MM-DDTHH:MM")
+    p.add_argument(
+        "--table", metavar="T", help="list T's rows: key, changed column, before, after"
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
 
 def cmd_generate(args) -> int:
@@ -659,6 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("verify", cmd_verify, "check every published file against the manifest's checksums")
     command("recover", cmd_recover, "restore the last valid publication after damage")
+    _publication_commands(command)
 
     p = command("sql", cmd_sql, "run read-only SQL against the published tables")
     p.description = SQL_HELP
@@ -667,6 +810,12 @@ def build_parser() -> argparse.ArgumentParser:
         "query", nargs="?", help="one SELECT (or EXPLAIN [ANALYZE] of one); - reads stdin"
     )
     p.add_argument("--file", "-f", metavar="F", help="read the query from file F (- for stdin)")
+    p.add_argument(
+        "--as-of",
+        metavar="N|YYYY-MM-DDTHH:MM",
+        help="query kept publication N, or the one current at that time (platform time zone), "
+        "as it was (`duplirank publications` lists them)",
+    )
     p.add_argument(
         "--param",
         "-p",

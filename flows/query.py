@@ -261,10 +261,13 @@ _CONNECTIONS = itertools.count()
 def connect_read_only(
     warehouse: Path | str | Warehouse, limits: SqlLimits | None = None
 ) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection that reads the published tables of `warehouse` and nothing else.
+    """A DuckDB connection that reads the published tables of `warehouse` and nothing else
+    (its current publication, or the one a pinned `Warehouse` names: `sql --as-of`).
 
-    The views may name their files relative to the warehouse: `file_search_path` is its root.
-    On object storage (`s3://…`) the publication's views database is fetched to a local cache
+    The views name their files by absolute path; a database built for another place (a copied
+    or moved warehouse not yet relinked) is replaced by the same views built for this one, in
+    memory. An older database names them relative to the warehouse: `file_search_path` is its
+    root. On object storage (`s3://…`) the publication's views database is fetched to a local cache
     (a publication never changes) and the s3fs file system is registered on the connection;
     `allowed_paths` holds the full URIs of the listed files.
     """
@@ -276,8 +279,6 @@ def connect_read_only(
         raise UserError(f"no published tables in {store.url} (run `duplirank nightly` first)")
     database = store.fetch(f"{publication}/{DATABASE}")
     files = published_files(wh)
-    if root is not None:
-        _refuse_shadowing(root, files)
     spill = spill_folder(limits, root) / f"{os.getpid()}-{next(_CONNECTIONS)}"
     con = duckdb.connect()  # in memory: an instance of its own, with settings of its own
     try:
@@ -300,6 +301,7 @@ def connect_read_only(
         ):
             con.execute(f"set {name} = $value", {"value": value})
         con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
+        _views_of_this_place(con, wh, files)
         con.execute("use duplirank")
         allowed = [path for rel in files for path in store.readable_paths(rel)]
         con.execute("set allowed_paths = $paths", {"paths": allowed})
@@ -312,6 +314,29 @@ def connect_read_only(
         con.close()
         raise
     return con
+
+
+def _views_of_this_place(con: duckdb.DuckDBPyConnection, wh: Warehouse, files) -> None:
+    """Keep the attached views if they name this warehouse's files; else attach in their place
+    an in-memory database holding the publication's views built for this warehouse."""
+    from flows.storage.views import comment_statements, database_root, view_statements
+
+    built_for = database_root(con, "duplirank")
+    if built_for is None:  # relative paths (an older duplirank): the current folder must not
+        if wh.root is not None:  # shadow the warehouse
+            _refuse_shadowing(wh.root, files)
+        return
+    if built_for == wh.store.url:
+        return
+    con.execute("detach duplirank")
+    con.execute("attach ':memory:' as duplirank")
+    con.execute("use duplirank")
+    statements = view_statements(wh.manifest(), wh.store.view_path, wh.store.url)
+    con.execute(";\n".join(statements))
+    comments = comment_statements(con)
+    if comments:
+        con.execute(";\n".join(comments))
+    con.execute("use memory")
 
 
 def published_files(wh: Warehouse) -> list[str]:

@@ -88,6 +88,8 @@ class Summary:
     published: bool = False
     rescoring: bool = True  # False for `duplirank ingest` (the next nightly rescores)
     site: str | None = None  # what the results site rebuild did
+    # a backfill: rows added, removed or changed per month already announced (ended)
+    announced_changes: dict[str, int] | None = None
 
     def text(self) -> str:
         lines = []
@@ -99,6 +101,11 @@ class Summary:
         if self.rescoring and not any(self.rebuilt.values()):
             lines.append("no partition to rescore")
         lines.append("published a new version" if self.published else "nothing new to publish")
+        if self.announced_changes:
+            months = ", ".join(f"{m} ({n} rows)" for m, n in self.announced_changes.items())
+            lines.append(f"changed published months: {months}")
+        elif self.announced_changes is not None:
+            lines.append("changed no published month")
         if self.site:
             lines.append(self.site)
         return "\n".join(lines)
@@ -162,6 +169,15 @@ def _no_warehouse_left_if_failed(settings: Settings) -> Iterator[None]:
         raise
 
 
+def retention_policy(settings: Settings):
+    """The retention of publications the settings give (`retention_days`, `retention.*`)."""
+    from flows.storage.retention import RetentionPolicy
+
+    return RetentionPolicy(
+        settings.retention_days, settings.retention.keep_official, settings.timezone
+    )
+
+
 def run_context(settings: Settings, tx, as_of: date | None = None) -> StepContext:
     """The steps' context of a run: they read the publication the run builds on."""
     return StepContext(settings, tx.run_id, as_of, base=tx.base, pinned=True)
@@ -183,7 +199,11 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
     with (
         _no_warehouse_left_if_failed(settings),
         wh.run(
-            summary.run_id, settings.lock_wait_s, settings.retention_days, after_publish=site
+            summary.run_id,
+            settings.lock_wait_s,
+            after_publish=site,
+            command="nightly",
+            retention=retention_policy(settings),
         ) as tx,
     ):
         ctx = run_context(settings, tx, as_of)
@@ -211,16 +231,34 @@ def backfill_run(
     summary = Summary(new_run_id())
     wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days,
-                after_publish=site) as tx:  # fmt: skip
+    with wh.run(summary.run_id, settings.lock_wait_s, after_publish=site, command="backfill",
+                retention=retention_policy(settings)) as tx:  # fmt: skip
         ctx = run_context(settings, tx, as_of)
+        base = tx.base
         plan = backfill_partitions(ctx, first, last)
         if not any(plan.values()):
             raise UserError(f"no bronze data between {first} and {last} in {wh.store.url}")
         ops, summary.rebuilt = rebuild(ctx, plan, runner, floor=first)
         tx.extend(ops)
         summary.published = bool(tx.ops)
+    summary.announced_changes = announced_changes(wh, base, settings.timezone)
     return summary
+
+
+def announced_changes(wh: Warehouse, base: str | None, timezone: str) -> dict[str, int]:
+    """Rows added, removed or changed from publication `base` to the current one, per month
+    that had ended (its ranking announced) — what a backfill changed of what was published."""
+    from datetime import UTC, datetime
+
+    from flows.storage.diff import diff, published_months
+    from flows.storage.publications import month_end
+
+    current = wh.publication()
+    if base is None or current is None or current == base:
+        return {}
+    now = datetime.now(UTC)
+    months = published_months(diff(wh, base, current))
+    return {m: n for m, n in months.items() if month_end(m, timezone) <= now}
 
 
 def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
@@ -276,7 +314,12 @@ def ingest_run(
     wh = open_warehouse(settings)
     with (
         _no_warehouse_left_if_failed(settings),
-        wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx,
+        wh.run(
+            summary.run_id,
+            settings.lock_wait_s,
+            command="ingest",
+            retention=retention_policy(settings),
+        ) as tx,
     ):
         ctx = run_context(settings, tx)
         summary.ingest, ops = ingest_step(ctx, list(paths), progress)
@@ -290,7 +333,8 @@ def replay_run(settings: Settings, reason: str | None = None) -> Summary:
     go to bronze (the next nightly rescores their partitions)."""
     summary = Summary(new_run_id(), rescoring=False)
     wh = open_warehouse(settings)
-    with wh.run(summary.run_id, settings.lock_wait_s, settings.retention_days) as tx:
+    with wh.run(summary.run_id, settings.lock_wait_s, command="replay",
+                retention=retention_policy(settings)) as tx:  # fmt: skip
         summary.ingest, ops = replay_step(run_context(settings, tx), reason)
         tx.extend(ops)
         summary.published = bool(tx.ops)

@@ -42,7 +42,7 @@ from flows.ingest.options import IngestOptions
 from flows.query import SqlLimits
 from flows.runlog import log_dir
 from flows.site.options import SiteOptions
-from flows.storage.options import StorageOptions
+from flows.storage.options import RetentionOptions, StorageOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.option_checks import OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
@@ -102,6 +102,7 @@ class Settings(BaseSettings):
     ingest: IngestOptions = IngestOptions()
     site: SiteOptions = SiteOptions()  # the results site every nightly/backfill rebuilds
     storage: StorageOptions = StorageOptions()  # object store of s3:// locations
+    retention: RetentionOptions = RetentionOptions()  # official publications kept
     cluster: ClusterOptions = ClusterOptions()  # where tasks run (--runner dask)
 
     @classmethod

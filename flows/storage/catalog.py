@@ -33,6 +33,7 @@ class Table:
     grain: str
     description: str
     columns: tuple[Column, ...]
+    key: tuple[str, ...] = ()  # the columns that identify a row (none: the whole row)
 
     @property
     def summary(self) -> str:
@@ -52,6 +53,7 @@ def tables() -> dict[str, Table]:
             entry["grain"],
             entry["description"],
             tuple(Column(c, t, d) for c, (t, d) in entry["columns"].items()),
+            tuple(entry.get("key", ())),
         )
         for name, entry in data.items()
     }

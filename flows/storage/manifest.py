@@ -1,6 +1,7 @@
 """The manifest: which files make each table partition of one publication.
 
     {"format": 2, "version": 7, "parent": 6, "run_id": "…", "created_at": "…",
+     "command": "nightly", "changed": {table: [partition key, …]},
      "dirty": {competition: [partition month, …]},
      "tables": {table: {"layer": "silver", "partitions": {key: [{"path", "sha256", "bytes"}]}}},
      "checksum": sha256 of the canonical JSON of everything else}
@@ -61,6 +62,8 @@ class Manifest(_Strict):
     parent: int | None = None
     run_id: str | None = None
     created_at: str | None = None
+    command: str | None = None  # the command that published it (nightly, backfill, …)
+    changed: dict[str, list[str]] = {}  # partitions whose files differ from its parent's
     dirty: dict[str, list[str]] = {}
     tables: dict[str, TableEntry] = {}
     checksum: Sha
@@ -166,3 +169,25 @@ def apply_ops(manifest: dict, ops: list[dict[str, Any]]) -> dict:
 def same_content(a: dict, b: dict) -> bool:
     """True when two manifests publish the same files and dirty marks."""
     return a.get("tables", {}) == b.get("tables", {}) and a.get("dirty", {}) == b.get("dirty", {})
+
+
+def changed_partitions(before: dict, after: dict) -> dict[str, list[str]]:
+    """The partitions of each table whose files differ between two manifests (added, removed
+    or replaced), by table."""
+    changed: dict[str, list[str]] = {}
+    tables = set(before.get("tables", {})) | set(after.get("tables", {}))
+    for table in sorted(tables):
+        old = before.get("tables", {}).get(table, {}).get("partitions", {})
+        new = after.get("tables", {}).get(table, {}).get("partitions", {})
+        keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        if keys:
+            changed[table] = keys
+    return changed
+
+
+def partition_month(key: str) -> str | None:
+    """The month (YYYY-MM) a partition key names (`month=2026-11/…`), if any."""
+    first = key.split("/", 1)[0]
+    if first.startswith("month=") and re.match(r"^\d{4}-\d{2}$", first[6:]):
+        return first[6:]
+    return None

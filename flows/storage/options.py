@@ -38,3 +38,12 @@ class StorageOptions:
             raise OptionError(
                 "endpoint_url", f"{self.endpoint_url!r} is not a URL (http(s)://host:port)"
             )
+
+
+@dataclass(frozen=True)
+class RetentionOptions:
+    """Section `retention`: which publications outlive `retention_days`."""
+
+    # the publication current at each month's end, and a backfill's that changed an announced
+    # month, are kept for ever (`duplirank publications`, `sql --as-of`)
+    keep_official: bool = True

@@ -1,10 +1,14 @@
-"""Garbage collection with a retention period, `verify` and `recover`.
+"""Garbage collection by "stopped being current", `verify` and `recover`.
 
-A file is deleted only when no publication of the last `retention_days` lists it (so
-connections and queries opened on a recent publication keep working, as with Delta's and
-Iceberg's 7-day defaults) and only after a successful publication (never in a command that then
-fails). Nothing is deleted on the word of a manifest that fails validation: if any retained
-publication's manifest cannot be read, collection is skipped.
+A publication's files are kept while it is current, for `retention_days` after it stopped
+being current (after the next publication became current: a connection or a query opened on it
+keeps answering after any quiet period), always for the publication current before the current
+one, and for ever for official publications (`publications.py`: current at a month's end, or a
+backfill that changed an announced month; `retention.keep_official`). A file no kept
+publication lists is deleted, only after a successful publication (never in a command that
+then fails) or by `duplirank gc`, which can show what it would delete (`--dry-run`). Nothing is
+deleted on the word of a manifest that fails validation: if a publication's manifest cannot be
+read while it may be within the retention period, collection is skipped.
 
 On object storage there is no lock: a run on another machine may be writing files and its
 publication folder right now. There, an unlisted object (data file or unpublished publication
@@ -13,6 +17,7 @@ folder) younger than the store's grace period (`storage.gc_grace_hours`) is neve
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +26,38 @@ from flows.storage import manifest as mf
 from flows.storage.manifest import LAYERS, ManifestError
 from flows.storage.store import STAGING
 from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
+
+
+@dataclasses.dataclass(frozen=True)
+class RetentionPolicy:
+    """How long publications are kept (settings `retention_days`, `retention.keep_official`,
+    `timezone`: month ends are the platform's)."""
+
+    days: float = 7.0
+    keep_official: bool = True
+    timezone: str = "Europe/Paris"
+
+
+@dataclasses.dataclass
+class Collected:
+    """What a garbage collection deleted (or, in a dry run, would delete)."""
+
+    files: list[str] = dataclasses.field(default_factory=list)
+    bytes: int = 0
+    publications: list[str] = dataclasses.field(default_factory=list)
+    kept: list[str] = dataclasses.field(default_factory=list)
+    skipped: str | None = None  # why nothing was collected
+
+    def text(self, dry_run: bool = False) -> str:
+        if self.skipped:
+            return f"nothing collected: {self.skipped}"
+        verb = "would delete" if dry_run else "deleted"
+        lines = [
+            f"{verb} {len(self.files)} files ({self.bytes:,} bytes) and "
+            f"{len(self.publications)} publications; kept {len(self.kept)} publications"
+        ]
+        lines += [f"  {verb} {folder}" for folder in self.publications]
+        return "\n".join(lines)
 
 
 def publications(wh: Warehouse) -> list[str]:
@@ -37,15 +74,48 @@ def read_publication(wh: Warehouse, folder: str) -> dict:
     return mf.parse(data, folder)
 
 
-def collect_garbage(wh: Warehouse, retention_days: float) -> int:
-    """Delete what no publication of the retention period lists; returns files deleted."""
+def kept_publications(
+    wh: Warehouse, policy: RetentionPolicy, now: datetime | None = None
+) -> set[str]:
+    """The published publications whose files are kept (see the module's docstring)."""
+    from flows.storage.publications import history
+
+    now = now or datetime.now(UTC)
+    cutoff = now - timedelta(days=policy.days)
+    records = [r for r in history(wh, policy.timezone, now) if r.current_from is not None]
+    kept = set()
+    ended = sorted(
+        (r for r in records if not r.is_current and r.current_until is not None),
+        key=lambda r: r.current_until,
+    )
+    if ended:
+        kept.add(ended[-1].folder)  # the previous current one, always
+    for record in records:
+        if (
+            record.is_current
+            or record.current_until is None  # no later one: it may be current again
+            or record.current_until >= cutoff
+            or (policy.keep_official and record.official)
+        ):
+            kept.add(record.folder)
+    return kept
+
+
+def collect_garbage(
+    wh: Warehouse, policy: RetentionPolicy | float, dry_run: bool = False
+) -> Collected:
+    """Delete what no kept publication lists (`dry_run`: only say what)."""
+    if not isinstance(policy, RetentionPolicy):
+        policy = RetentionPolicy(float(policy))
+    result = Collected()
+    now = datetime.now(UTC)
+    cutoff = now - timedelta(days=policy.days)
     current = wh.publication()
-    cutoff = datetime.now(UTC) - timedelta(days=retention_days)
     grace = wh.store.gc_grace_s
     young = time.time() - grace  # on object storage: newer may belong to a run in flight
-    kept: list[str] = []
-    expired: list[str] = []
+    keep = kept_publications(wh, policy, now)
     listed: set[str] = set()
+    expired: list[str] = []
     for folder in publications(wh):
         if folder != current and not wh.store.has(f"{folder}/{PUBLISHED}"):
             # a commit that crashed before its swap (never published), or, on object storage,
@@ -56,33 +126,36 @@ def collect_garbage(wh: Warehouse, retention_days: float) -> int:
         try:
             manifest = read_publication(wh, folder)
         except ManifestError:
-            if folder == current:
-                return 0
-            # an unreadable publication (a crashed commit, damage): it may list files we
-            # cannot know of — keep everything while it is within the retention period
-            if _age_ok(wh, folder, cutoff):
-                return 0
+            if folder == current or _age_ok(wh, folder, cutoff):
+                # an unreadable publication (a crashed commit, damage): it may list files we
+                # cannot know of — keep everything while it may be within the retention period
+                result.skipped = f"the manifest of {folder} cannot be read (`duplirank recover`)"
+                return result
             expired.append(folder)
             continue
-        created = datetime.fromisoformat(manifest["created_at"]) if manifest.get(
-            "created_at") else None  # fmt: skip
-        if folder == current or created is None or created >= cutoff:
-            kept.append(folder)
+        if folder in keep or folder == current:
+            result.kept.append(folder)
             listed |= set(mf.files(manifest))
         else:
             expired.append(folder)
-    removed = 0
+    if current is not None and not current.startswith(PUBLICATIONS + "/"):
+        listed |= set(mf.files(wh.manifest()))  # a copy that followed the `current` link
     for layer in LAYERS:
         for entry in wh.store.list(layer):
             if entry.path not in listed and not (grace and entry.mtime > young):
-                wh.store.delete(entry.path)
-                removed += 1
-        wh.store.prune_empty_folders(layer)
-    for folder in expired:
-        wh.store.delete_tree(folder)
-    if wh.store.kind == "local":
-        wh.store.delete_tree(STAGING)  # runs hold the lock: no other run is staging
-    return removed
+                result.files.append(entry.path)
+                result.bytes += entry.size
+                if not dry_run:
+                    wh.store.delete(entry.path)
+        if not dry_run:
+            wh.store.prune_empty_folders(layer)
+    result.publications = expired
+    if not dry_run:
+        for folder in expired:
+            wh.store.delete_tree(folder)
+        if wh.store.kind == "local":
+            wh.store.delete_tree(STAGING)  # runs hold the lock: no other run is staging
+    return result
 
 
 def remove_run_files(wh: Warehouse, run_id: str) -> int:
@@ -113,7 +186,8 @@ def _written_since(wh: Warehouse, folder: str, since: float) -> bool:
 
 
 def verify(wh: Warehouse) -> list[str]:
-    """Problems of the current publication: every listed file against its checksum."""
+    """Problems of the current publication: every listed file against its checksum, and its
+    views database against the manifest (`served.database_problem`)."""
     problems = []
     manifest = wh.manifest()
     for path, entry in sorted(mf.files(manifest).items()):
@@ -121,14 +195,18 @@ def verify(wh: Warehouse) -> list[str]:
         if problem is not None:
             problems.append(f"{problem}: {path}")
     pointer = wh.publication()
-    if pointer is not None and not wh.store.has(f"{pointer}/{DATABASE}"):
-        problems.append(f"missing: {pointer}/{DATABASE}")
+    if pointer is not None:
+        from flows.storage.served import database_problem
+
+        problem = database_problem(wh, pointer, manifest)
+        if problem is not None:
+            problems.append(f"{problem}: {pointer}/{DATABASE}")
     return problems
 
 
 def recover(wh: Warehouse) -> str:
     """Point `current` at the newest publication whose manifest and files are all intact."""
-    from flows.storage.views import build_database
+    from flows.storage.served import repair_database
 
     current = wh.store.read_pointer()
     for folder in reversed(publications(wh)):
@@ -144,8 +222,7 @@ def recover(wh: Warehouse) -> str:
         )
         if not intact:
             continue
-        if not wh.store.has(f"{folder}/{DATABASE}"):
-            build_database(wh, manifest, f"{folder}/{DATABASE}")
+        repair_database(wh, folder, manifest)  # missing, damaged, built for another folder
         if current != folder:
             wh.store.swap_pointer(folder, current)
         wh.store.ensure_link(DATABASE, f"current/{DATABASE}")

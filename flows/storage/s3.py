@@ -221,6 +221,12 @@ class S3Store:
                 os.unlink(tmp)
         return local
 
+    def forget_fetched(self, path: str) -> None:
+        """Drop the cached copy of an object rewritten in place (a views database rebuilt by
+        `relink` or a repair)."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.cache_folder("objects") / safe_path(path)).unlink()
+
     # ------------------------------------------------------------------ reading
     def read_bytes(self, path: str) -> bytes:
         return self._guard(lambda: self.fs.cat_file(self.key(path)), f"read {path}")

@@ -148,26 +148,28 @@ class LocalStore:
 
     # ------------------------------------------------------------------ DuckDB
     def view_path(self, path: str) -> str:
-        """How a views database names a stored file: relative to the root (resolved through
-        `file_search_path`), so a copied or moved warehouse keeps working."""
-        return safe_path(path)
+        """How a views database names a stored file: its absolute path, so the database
+        answers in any client from any folder (`duplirank relink` after a move)."""
+        return str(self.root / safe_path(path))
 
     def readable_paths(self, path: str) -> list[str]:
-        """Every spelling of a stored file a confined DuckDB connection must be allowed."""
+        """Every spelling of a stored file a confined DuckDB connection must be allowed (the
+        relative one: views databases of an older duplirank)."""
         return [safe_path(path), str(self.root / path)]
 
     def prepare_duckdb(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Make a DuckDB connection able to read the warehouse's files as the views name them."""
-        if "," in str(self.root):
-            raise UserError(
-                f"the warehouse path {self.root} contains a comma, which DuckDB's "
-                "file_search_path cannot hold: move or rename the folder"
-            )
-        con.execute("set file_search_path = $root", {"root": str(self.root)})
+        """Make a DuckDB connection able to read the warehouse's files as the views name them:
+        absolute paths need nothing; the relative paths of an older views database are found
+        through `file_search_path` (which cannot hold a comma)."""
+        if "," not in str(self.root):
+            con.execute("set file_search_path = $root", {"root": str(self.root)})
 
     def fetch(self, path: str) -> Path:
         """A local file holding the stored object (here: the object itself)."""
         return self.local(path)
+
+    def forget_fetched(self, path: str) -> None:
+        """Drop the local copy `fetch` keeps of a stored object rewritten in place (none here)."""
 
     # ------------------------------------------------------------------ checksums
     def sha256(self, path: str) -> str:

@@ -1,10 +1,14 @@
 """The analysts' database: one DuckDB view per published table, over that publication's files.
 
-Views list file paths **relative to the warehouse root** and are resolved with DuckDB's
-`file_search_path` (set by `duplirank sql`; an analyst's own `duckdb` started in the warehouse
-folder resolves them the same way), so a copied or moved warehouse keeps working. On object
-storage they list full `s3://` URIs, read through the s3fs file system registered on the
-connection (`store.prepare_duckdb`; DuckDB's `file_search_path` does not reach it). Every view
+Views list every file by its **absolute path** (on object storage its full `s3://` URI, read
+through the s3fs file system registered on the connection, `store.prepare_duckdb`), so the
+database answers as it is in any client opened from any folder — DuckDB's CLI, Python's
+`execute`, `cursor()` and `pl.read_database`, a JDBC tool — with no setting to make. The table
+`_publication` names the warehouse the views were built for (`root`): a warehouse copied or
+moved elsewhere is relinked by `duplirank relink` (`relink`: each kept publication's database
+rebuilt for its new place), and `duplirank sql` builds the views of the place it reads without
+waiting for it. Databases of an older duplirank list paths relative to the warehouse, resolved
+through `file_search_path`. Every view
 and column carries the comment of the catalog (`sql/catalog.toml`); a public table with no
 file yet is an empty view with the catalog's columns, so queries never fail on a fresh
 warehouse. The database is built into a local temporary file, every view is queried once,
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -45,7 +50,7 @@ def build_database(wh, manifest: dict, target: str) -> None:
             # one commit, not one per view and comment; the statements sent at once (one
             # call each: ~0.2 ms a statement, 300 comments, every run)
             con.execute("begin transaction")
-            con.execute(";\n".join(view_statements(manifest, store.view_path)))
+            con.execute(";\n".join(view_statements(manifest, store.view_path, store.url)))
             comments = comment_statements(con)
             if comments:
                 con.execute(";\n".join(comments))
@@ -72,9 +77,12 @@ def build_database(wh, manifest: dict, target: str) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def view_statements(manifest: dict, view_path=lambda path: path) -> list[str]:
-    """The SQL that creates every view of a publication, with its comments (`view_path`: how
-    the views name a stored file — relative on a local folder, a URI on object storage)."""
+def view_statements(
+    manifest: dict, view_path=lambda path: path, root: str | None = ""
+) -> list[str]:
+    """The SQL that creates every view of a publication and its `_publication` row (`view_path`:
+    how the views name a stored file — an absolute path, or a URI on object storage; `root`:
+    the warehouse they are built for, None for the views alone)."""
     statements = []
     tables = catalog.tables()
     names = sorted(set(tables) | set(manifest["tables"]))
@@ -95,12 +103,43 @@ def view_statements(manifest: dict, view_path=lambda path: path) -> list[str]:
         else:
             continue
         statements.append(f"create view {quote(name)} as {source}")
-    statements.append(
-        "create table _publication as select "
-        f"{int(manifest['version'])} as version, {literal(str(manifest.get('run_id')))} as run_id,"
-        f" {literal(str(manifest.get('created_at')))} as created_at"
-    )
+    if root is not None:
+        statements.append(
+            "create table _publication as select "
+            f"{int(manifest['version'])} as version, "
+            f"{literal(str(manifest.get('run_id')))} as run_id, "
+            f"{literal(str(manifest.get('created_at')))} as created_at, "
+            f"{literal(root)} as root"
+        )
     return statements
+
+
+def view_sources(manifest: dict, view_path=lambda path: path) -> dict[str, str]:
+    """Each view's query (the part after `create view … as`), by view name."""
+    prefix = re.compile(r'^create view ("(?:[^"]|"")*") as ')
+    sources = {}
+    for statement in view_statements(manifest, view_path, root=None):
+        match = prefix.match(statement)
+        name = match.group(1)[1:-1].replace('""', '"')
+        sources[name] = statement[match.end() :]
+    return sources
+
+
+def database_root(con: duckdb.DuckDBPyConnection, catalog_name: str | None = None) -> str | None:
+    """The warehouse a views database was built for (None: an older database, whose views
+    name their files relative to the warehouse)."""
+    where = f"{quote(catalog_name)}." if catalog_name else ""
+    columns = {
+        r[0]
+        for r in con.execute(
+            "select column_name from duckdb_columns() where table_name = '_publication'"
+            + (" and database_name = $db" if catalog_name else ""),
+            {"db": catalog_name} if catalog_name else None,
+        ).fetchall()
+    }
+    if "root" not in columns:
+        return None
+    return con.execute(f"select root from {where}_publication").fetchone()[0]
 
 
 def comment_statements(con: duckdb.DuckDBPyConnection) -> list[str]:

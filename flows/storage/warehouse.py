@@ -225,31 +225,30 @@ class Warehouse:
     # ------------------------------------------------------------------ running
     @contextlib.contextmanager
     def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
-            hooks=None, after_publish=None) -> Iterator[Transaction]:  # fmt: skip
+            hooks=None, after_publish=None, command: str | None = None,
+            retention=None) -> Iterator[Transaction]:  # fmt: skip
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
-        exit its operations are published in one commit, then old files are collected and
+        exit its operations are published in one commit (its manifest names `command`), then
+        old files are collected (`retention`: a `RetentionPolicy`, else `retention_days`) and
         `after_publish()` runs (still under the lock: e.g. the results site of the new
         publication). On an exception before the swap nothing is published and nothing but
         this run's own unpublished files is deleted."""
-        if self.root is not None and "," in str(self.root):
-            raise UserError(
-                f"the warehouse path {self.root} contains a comma, which DuckDB's "
-                "file_search_path cannot hold: move or rename the folder"
-            )
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
-            tx = Transaction(self, run_id, hooks=hooks)
+            tx = Transaction(self, run_id, hooks=hooks, command=command)
             try:
                 yield tx
                 if tx.ops:
                     from flows import progress
-                    from flows.storage.retention import collect_garbage
+                    from flows.storage.retention import RetentionPolicy, collect_garbage
 
                     with progress.stage("publish"):
                         tx.commit()
-                        collect_garbage(self, retention_days)
+                        collect_garbage(self, retention or RetentionPolicy(retention_days))
                     if after_publish is not None:
                         after_publish()
+                else:  # nothing new: what is served is checked, and repaired if it must be
+                    self.repair_served()
             except BaseException:
                 self._take_back(run_id)
                 raise
@@ -260,6 +259,16 @@ class Warehouse:
                     # stages here), also after a failure (a full disk must not stay full);
                     # on object storage staging folders are local temporary ones
                     self.store.delete_tree(STAGING)
+
+    def repair_served(self) -> str | None:
+        """Rebuild the current publication's views database if it does not serve the manifest
+        from here (damaged, replaced, built for another folder); returns what was wrong."""
+        from flows.storage.served import repair_database
+
+        pointer = self.publication()
+        if pointer is None:
+            return None
+        return repair_database(self, pointer, self.manifest())
 
     def _take_back(self, run_id: str) -> None:
         """After a failure: unless the pointer names this run's publication (it failed after
@@ -286,9 +295,12 @@ class Transaction:
     elsewhere return theirs and the flow merges them (`extend`) before one commit.
     """
 
-    def __init__(self, warehouse: Warehouse, run_id: str, hooks=None, pending=()):
+    def __init__(
+        self, warehouse: Warehouse, run_id: str, hooks=None, pending=(), command=None
+    ):
         self.wh = warehouse
         self.run_id = run_id
+        self.command = command  # named in the manifest: what published it
         self.pending = list(pending)  # staged earlier in the run (read, not re-published)
         self.ops: list[dict] = []
         self.base = warehouse.publication()  # the publication this run builds on
@@ -444,6 +456,8 @@ class Transaction:
             parent=published["version"] or None,
             run_id=self.run_id,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            command=self.command,
+            changed=mf.changed_partitions(published, manifest),
         )
         folder = f"{PUBLICATIONS}/{manifest['version']:08d}-{self.run_id}"
         self._hook("before_manifest")

@@ -289,6 +289,26 @@ def test_the_catalog_is_every_view_and_column_with_its_type_and_comment(sample_w
     assert views.filter(pl.col("comment").is_null()).height == 0
 
 
+def test_each_catalog_key_identifies_a_row(sample_warehouse):
+    """`key` in sql/catalog.toml (what `duplirank diff` matches rows on) is unique and never
+    null in the sample warehouse, and every gold and silver table of the pipeline has one."""
+    from flows.query import run_sql
+    from flows.storage.catalog import tables
+
+    keyed = {name: t for name, t in tables().items() if t.key}
+    assert {"simultane_monthly", "ff_monthly_ranking", "bridge_board_results"} <= set(keyed)
+    for name, table in keyed.items():
+        key = ", ".join(f'"{k}"' for k in table.key)
+        nulls = " or ".join(f'"{k}" is null' for k in table.key if k != "section")
+        frame = run_sql(
+            sample_warehouse,
+            f"select count(*) as n, count(distinct ({key})) as k, "
+            f"count(*) filter (where {nulls}) as z from {name}",
+        )
+        n, k, z = frame.row(0)
+        assert n > 0 and n == k and z == 0, (name, n, k, z)
+
+
 def test_the_readme_table_list_is_the_catalog():
     from flows.storage.catalog import README_END, README_START, readme_table
 

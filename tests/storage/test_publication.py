@@ -64,11 +64,13 @@ def test_a_month_is_replaced_whole_and_other_months_stay(tmp_path):
     assert sorted(wh.scan("t").collect()["x"]) == [1, 2, 4, 5]
     assert run_sql(tmp_path, "select sum(x) as s from t")["s"].to_list() == [12]
     assert wh.version() == 2
-    # the replaced file is kept while a recent publication lists it, then collected
+    # the replaced file is kept while the previous publication lists it, then collected
     assert len(list((tmp_path / "gold/t/month=2026-11").glob("*.parquet"))) == 2
-    collect_garbage(wh, retention_days=0)
+    collect_garbage(wh, 0)
+    assert len(list((tmp_path / "gold/t/month=2026-11").glob("*.parquet"))) == 2
+    publish(tmp_path, "r3", {"2026-10": [1, 2, 3]}, retention_days=0)
     assert len(list((tmp_path / "gold/t/month=2026-11").glob("*.parquet"))) == 1
-    assert run_sql(tmp_path, "select sum(x) as s from t")["s"].to_list() == [12]
+    assert run_sql(tmp_path, "select sum(x) as s from t")["s"].to_list() == [15]
 
 
 @pytest.mark.parametrize("point", ["before_manifest", "before_views", "before_swap"])
@@ -86,8 +88,11 @@ def test_a_failure_before_the_swap_publishes_nothing_and_deletes_nothing(tmp_pat
     # the next run completes; the crashed attempt never counts as a publication
     publish(tmp_path, "r3", {"2026-11": [7]}, retention_days=0)
     assert run_sql(tmp_path, "select x from t")["x"].to_list() == [7]
-    assert len(data_files(tmp_path)) == 2  # the month and the table's _schema
-    assert [p.name.split("-")[0] for p in (tmp_path / "_publications").iterdir()] == ["00000002"]
+    # the month, the table's _schema, and the previous publication's month (always kept)
+    assert len(data_files(tmp_path)) == 3
+    # the crashed attempt's folder is gone; the previous current one is kept
+    kept = sorted(p.name.split("-")[0] for p in (tmp_path / "_publications").iterdir())
+    assert kept == ["00000001", "00000002"]
 
 
 def test_nothing_to_publish_changes_nothing_on_disk(tmp_path):

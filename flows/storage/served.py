@@ -1,0 +1,129 @@
+"""What a publication serves besides its data files: its views database, checked by content.
+
+A views database is derived from its manifest and from where the warehouse is: its views must
+be exactly the views the manifest publishes, naming this warehouse's files, and its
+`_publication` row the manifest's version and run. That is checked by reading the database
+(DuckDB's parser compares each view's query with the expected one, whatever its spelling), not
+by a checksum of its bytes: a view an analyst's read-write DuckDB replaced, a truncated file,
+a database built for another folder are all found, and a database rebuilt for a moved
+warehouse (`relink`) is as valid as the first. `verify` reports a problem, `recover`, `relink`
+and every run (also one with nothing new to publish) rebuild the database in its place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+
+from flows.storage import manifest as mf
+from flows.storage.manifest import ManifestError
+from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
+
+_RENDERED = re.compile(r'(?s)^CREATE VIEW (?:"(?:[^"]|"")*"|\S+) AS (.*?);?\s*$')
+
+
+def database_problem(wh: Warehouse, folder: str, manifest: dict) -> str | None:
+    """None if the views database of publication `folder` serves `manifest` from this
+    warehouse; else what is wrong with it, in a few words."""
+    from flows.storage.views import database_root, view_sources
+
+    path = f"{folder}/{DATABASE}"
+    if not wh.store.has(path):
+        return "missing"
+    try:
+        con = duckdb.connect(str(wh.store.fetch(path)), read_only=True)
+    except duckdb.Error:
+        return "damaged (not a readable DuckDB database)"
+    try:
+        root = database_root(con)
+        if root is None:
+            return "built by an older duplirank (paths relative to the warehouse)"
+        if root != wh.store.url:
+            return f"built for another folder ({root})"
+        row = con.execute("select version, run_id from _publication").fetchall()
+        if row != [(manifest["version"], str(manifest.get("run_id")))]:
+            return "damaged (it names another publication)"
+        views = dict(
+            con.execute(
+                "select view_name, sql from duckdb_views() where not internal "
+                "and database_name = current_database()"
+            ).fetchall()
+        )
+        tables = {
+            r[0]
+            for r in con.execute(
+                "select table_name from duckdb_tables() where database_name = current_database()"
+            ).fetchall()
+        }
+    except duckdb.Error:
+        return "damaged (its tables cannot be read)"
+    finally:
+        con.close()
+    expected = view_sources(manifest, wh.store.view_path)
+    if set(views) != set(expected) or tables != {"_publication"}:
+        return "damaged (its views are not the publication's)"
+    parser = duckdb.connect()
+    try:
+        for name, sql in views.items():
+            match = _RENDERED.match(sql or "")
+            if match is None or _tree(parser, match.group(1)) != _tree(parser, expected[name]):
+                return f"damaged (view {name} is not the publication's)"
+    finally:
+        parser.close()
+    return None
+
+
+def _tree(con: duckdb.DuckDBPyConnection, query: str):
+    """A query's syntax tree without the positions of its parts (the same query written
+    differently gives the same tree)."""
+    tree = json.loads(con.execute("select json_serialize_sql($q)", {"q": query}).fetchone()[0])
+
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not k.startswith("query_location")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(tree)
+
+
+def repair_database(wh: Warehouse, folder: str, manifest: dict) -> str | None:
+    """Rebuild the views database of `folder` if it does not serve `manifest` from here;
+    returns the problem it repaired (None: nothing to do). The caller holds the lock."""
+    from flows.storage.views import build_database
+
+    problem = database_problem(wh, folder, manifest)
+    if problem is not None:
+        build_database(wh, manifest, f"{folder}/{DATABASE}")
+        wh.store.forget_fetched(f"{folder}/{DATABASE}")
+    return problem
+
+
+def relink(wh: Warehouse) -> list[tuple[str, str]]:
+    """Rebuild every kept publication's views database that does not serve its manifest from
+    this warehouse (after a copy or a move: their views named the old folder). Returns
+    (publication, what was wrong) for each one rebuilt. The caller holds the lock."""
+    current = wh.store.read_pointer()
+    rebuilt = []
+    folders = [f"{PUBLICATIONS}/{name}" for name in wh.store.folders(PUBLICATIONS)]
+    if current is not None and current not in folders:
+        folders.append(current)  # a copy that followed the `current` link: a real folder
+    for folder in folders:
+        if folder != current and not wh.store.has(f"{folder}/{PUBLISHED}"):
+            continue  # never published
+        try:
+            manifest = mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder)
+        except (ManifestError, FileNotFoundError):
+            continue
+        problem = repair_database(wh, folder, manifest)
+        if problem is not None:
+            rebuilt.append((folder, problem))
+    if wh.store.kind == "local" and current is not None:
+        from flows.storage.store import POINTER
+
+        wh.store.ensure_link(DATABASE, f"{POINTER}/{DATABASE}")
+        wh.store.ensure_link(MANIFEST, f"{POINTER}/{MANIFEST}")
+    return rebuilt
