@@ -950,6 +950,27 @@ def _error(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+def _reader_gone() -> bool:
+    """Standard output is a pipe whose reader has closed it (its write end polls POLLERR)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # not a file (a test's capture)
+        return False
+
+
+def _discard_stdout() -> None:
+    """Standard output to /dev/null: what is still buffered goes nowhere, quietly."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     _ARGV[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     args = build_parser().parse_args(_ARGV)
@@ -966,7 +987,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     prefix = f"duplirank {args.command}"
     try:
-        code = args.func(args)
+        try:
+            code = args.func(args)
+            sys.stdout.flush()  # the last of the output, while a closed pipe can be told apart
+        except BrokenPipeError:
+            if not _reader_gone():
+                raise
+            _discard_stdout()
+            code = 0  # the reader stopped reading (`| head`): what was done is done
         if args.command in RUNS and not quiet:
             from flows import progress
 

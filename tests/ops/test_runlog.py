@@ -159,4 +159,4 @@ def test_serve_registers_the_cron_in_the_platform_time_zone(monkeypatch):
     (call,) = calls
     (schedule,) = call["schedules"]
     assert schedule.cron == "15 4 * * *" and schedule.timezone == "America/Montreal"
-    assert call["parameters"]["settings"]["timezone"] == "America/Montreal"
+    assert set(call["parameters"]) == {"landing", "warehouse", "project"}
