@@ -163,6 +163,10 @@ def _start_run(command: str, settings, prefect: bool) -> Path:
     except OSError as err:
         raise UserError(f"cannot write the run log in {settings.log_dir}: {err}") from None
     runlog.logger.info("duplirank %s", " ".join(_ARGV))
+    if prefect:  # the temporary server, if any, starts while the run loads its libraries
+        from flows.prefect_server import launch_ahead
+
+        launch_ahead(path)
     return path
 
 
@@ -1023,6 +1027,8 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
         return 1
     finally:
+        if "flows.prefect_server" in sys.modules:  # a temporary server no flow used
+            sys.modules["flows.prefect_server"].stop_ahead()
         if "flows.progress" in sys.modules:  # back to the library default (tests call main)
             sys.modules["flows.progress"].configure("plain")
         runlog.release()

@@ -6,7 +6,12 @@ temporary server itself (instead of letting Prefect start one lazily), so that:
   when the process that started it dies — SIGKILL included — and it writes to the run's log
   file, not to the run's stdout/stderr (a supervisor waiting on those pipes is not held up);
 - its address is exported as `PREFECT_API_URL` before any worker starts, so Dask workers
-  (`--runner dask`) report to it instead of each starting a server of their own.
+  (`--runner dask`) report to it instead of each starting a server of their own;
+- it costs this process little: the server runs Prefect's own app
+  (`prefect.server.api.server:create_app` under uvicorn, as Prefect's `SubprocessASGIServer`
+  runs it) without this process importing Prefect's server modules (~2 s of CPU), and a run
+  launches it as soon as it starts (`launch_ahead`), so that it comes up in its own process
+  while this one loads the flow's libraries; `prefect_api` then waits for it to answer.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,51 +37,143 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         os._exit(1)
 
 
-def server_class():
-    from prefect.server.api.server import SubprocessASGIServer
+class TemporaryServer:
+    """Prefect's temporary server, bound to the life of this process."""
 
-    class OwnedServer(SubprocessASGIServer):
-        """Prefect's temporary server, bound to the life of this process."""
+    log = None  # a binary file for the server's output (else it is discarded)
 
-        log = None
+    def __init__(self) -> None:
+        self.port: int | None = None
+        self.server_process: subprocess.Popen[Any] | None = None
+        self.running = False
 
-        def __new__(cls, *args: Any, **kwargs: Any):
-            return object.__new__(cls)  # not Prefect's per-port singleton: one per run
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
 
-        def stop(self) -> None:
-            super().stop()
-            self.running = False
+    def command(self) -> list[str]:
+        import prefect
 
-        def command(self) -> list[str]:
-            import prefect
+        app = ["--factory", "prefect.server.api.server:create_app"]
+        where = ["--host", "127.0.0.1", "--port", str(self.port)]
+        rest = ["--log-level", "error", "--lifespan", "on"]
+        home = ["--app-dir", str(prefect.__module_path__.parent)]
+        return [sys.executable, "-m", "uvicorn", *home, *app, *where, *rest]
 
-            app = ["--factory", "prefect.server.api.server:create_app"]
-            where = ["--host", "127.0.0.1", "--port", str(self.port)]
-            rest = ["--log-level", "error", "--lifespan", "on"]
-            home = ["--app-dir", str(prefect.__module_path__.parent)]
-            return [sys.executable, "-m", "uvicorn", *home, *app, *where, *rest]
+    def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
+        from prefect.settings import get_current_settings
 
-        def _run_uvicorn_command(self) -> subprocess.Popen[Any]:
-            from prefect.settings import get_current_settings
+        env = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+            **get_current_settings().to_environment_variables(exclude_unset=True),
+        }
+        env.pop("PREFECT_API_URL", None)
+        return subprocess.Popen(
+            self.command(),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log or subprocess.DEVNULL,
+            stderr=self.log or subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )  # fmt: skip
 
-            env = {
-                **os.environ,
-                "PREFECT_UI_ENABLED": "0",
-                "PREFECT__SERVER_EPHEMERAL": "1",
-                "PREFECT__SERVER_FINAL": "1",
-                **get_current_settings().to_environment_variables(exclude_unset=True),
-            }
-            env.pop("PREFECT_API_URL", None)
-            return subprocess.Popen(
-                self.command(),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self.log or subprocess.DEVNULL,
-                stderr=self.log or subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )  # fmt: skip
+    def launch(self) -> None:
+        """Start the server's process on a free port; `wait` until it answers."""
+        if self.server_process is None:
+            self.port = _free_port()
+            self.server_process = self._run_uvicorn_command()
+            self.running = True
 
-    return OwnedServer
+    def wait(self, timeout: float | None = None) -> None:
+        import httpx
+        from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+
+        limit = timeout or PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+        deadline = time.monotonic() + limit
+        with httpx.Client() as client:
+            while True:
+                assert self.server_process is not None
+                code = self.server_process.poll()
+                if code == 3:  # uvicorn: the port was taken meanwhile
+                    self.server_process = None
+                    self.launch()
+                    continue
+                if code is not None:
+                    raise RuntimeError(
+                        f"the temporary Prefect server exited with code {code} (see the run log)"
+                    )
+                with contextlib.suppress(httpx.TransportError):
+                    if client.get(f"{self.api_url}/health", timeout=5).status_code == 200:
+                        return
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the temporary Prefect server did not answer within {limit:.0f} s "
+                        "(setting PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS)"
+                    )
+                time.sleep(0.05)
+
+    def start(self, timeout: float | None = None) -> None:
+        try:
+            self.launch()
+            self.wait(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        process, self.server_process = self.server_process, None
+        self.running = False
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_class() -> type[TemporaryServer]:
+    return TemporaryServer
+
+
+_AHEAD: list[TemporaryServer] = []  # launched by `launch_ahead`, not yet used by a flow
+
+
+def _configured() -> bool:
+    """A server is configured (`PREFECT_API_URL`, in the environment or Prefect's profile)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value())
+
+
+def launch_ahead(log_file=None) -> None:
+    """With no server configured, launch the temporary server now (a run calls this when it
+    starts): it starts in its own process while this one imports the flow's libraries; the
+    run's `prefect_api` waits for it. Stopped by `stop_ahead` if no flow uses it."""
+    if _AHEAD or _configured():
+        return
+    server = server_class()()
+    server.log = open(log_file, "ab") if log_file else None  # noqa: SIM115 (closed at stop)
+    server.launch()
+    _AHEAD.append(server)
+
+
+def stop_ahead() -> None:
+    """Stop a server `launch_ahead` started that no flow used (a run that failed before)."""
+    while _AHEAD:
+        server = _AHEAD.pop()
+        server.stop()
+        if server.log is not None:
+            server.log.close()
 
 
 @contextlib.contextmanager
@@ -88,7 +187,7 @@ def prefect_api(log_file=None) -> Iterator[str | None]:
         temporary_settings,
     )
 
-    if os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value():
+    if not _AHEAD and (os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value()):
         # A running server: flow-run heartbeats are off unless asked for (setting
         # PREFECT_FLOWS_HEARTBEAT_FREQUENCY, e.g. for an automation that marks a silent run as
         # crashed): their thread sleeps in one-second steps and each run waited for it to stop
@@ -102,14 +201,19 @@ def prefect_api(log_file=None) -> Iterator[str | None]:
 
     from flows import progress, runlog
 
-    server = server_class()()
-    path = log_file or runlog.current()
-    server.log = open(path, "ab") if path else None  # noqa: SIM115 (closed below)
+    if _AHEAD:
+        server = _AHEAD.pop()
+    else:
+        server = server_class()()
+        path = log_file or runlog.current()
+        server.log = open(path, "ab") if path else None  # noqa: SIM115 (closed below)
     try:
         with progress.stage("Prefect server"):
             server.start()
     except BaseException:
         server.stop()
+        if server.log is not None:
+            server.log.close()
         raise
     os.environ["PREFECT_API_URL"] = server.api_url  # for workers started from here
     try:

@@ -321,7 +321,8 @@ def key_counts(raw: pa.Array, positions: np.ndarray) -> np.ndarray:
     whose last byte before it (past up to KEY_SPACES spaces or tabs) is a `"`. A string may
     hold such a pair only escaped (`\\":`), which the JSON text of the value holds as well
     (`KEY_PATTERN` counts it there). Lines are looked at in place when they are many, else
-    copied out first."""
+    copied out first. Whole-buffer passes: the `":` pairs, then the rare colons after a blank
+    walked back; each line's count is the keys between its start and its end."""
     offsets = _offsets(raw)
     data = np.frombuffer(raw.buffers()[2], dtype=np.uint8)
     given = np.asarray(positions, dtype=np.int64)
@@ -332,20 +333,31 @@ def key_counts(raw: pa.Array, positions: np.ndarray) -> np.ndarray:
         data = np.concatenate([data[s:e] for s, e in zip(starts, ends, strict=True)] or [data[:0]])
         ends = np.cumsum(ends - starts)
         starts = ends - (offsets[positions + 1] - offsets[positions])
-        scope = (0, int(ends[-1]) if len(ends) else 0)
+        low, high = 0, int(ends[-1]) if len(ends) else 0
     else:
-        scope = (int(offsets[0]), int(offsets[-1]))
-    colons = np.flatnonzero(data[scope[0] : scope[1]] == COLON) + scope[0]
-    before = np.maximum(colons - 1, 0)
+        low, high = int(offsets[0]), int(offsets[-1])
+    keys = _keys(data, low, high)
+    counts = np.empty(len(given), np.int64)
+    counts[order] = np.searchsorted(keys, ends) - np.searchsorted(keys, starts)
+    return counts
+
+
+def _keys(data: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Sorted positions in data[low:high] of the colons that end a key (`key_counts`)."""
+    if high - low < 2:
+        return np.empty(0, np.int64)
+    text = data[low:high]
+    colon = text[1:] == COLON
+    prev = text[:-1]
+    direct = np.flatnonzero(colon & (prev == QUOTE)) + (low + 1)
+    after_blank = np.flatnonzero(colon & ((prev == SPACE) | (prev == TAB))) + (low + 1)
+    if not len(after_blank):
+        return direct
+    before = after_blank - 1
     for _ in range(KEY_SPACES):
         blank = (data[before] == SPACE) | (data[before] == TAB)
         before = np.maximum(before - blank, 0)
-    keys = colons[data[before] == QUOTE]
-    line = np.searchsorted(starts, keys, side="right") - 1
-    inside = (line >= 0) & (keys < ends[np.maximum(line, 0)])
-    counts = np.empty(len(given), np.int64)
-    counts[order] = np.bincount(line[inside], minlength=len(positions))
-    return counts
+    return np.sort(np.concatenate([direct, after_blank[data[before] == QUOTE]]))
 
 
 KEY_PATTERN = r'"[ \t]*:'  # what `key_counts` counts, as a regular expression (JSON texts)

@@ -48,3 +48,33 @@ def test_key_counts_counts_keys_nested_ones_included():
     assert key_counts(raw, np.array([2, 0])).tolist() == [3, 3]  # any order
     many = pa.array([lines[0] + b"\n"] * 20 + [lines[2] + b"\n"], pa.large_binary())
     assert key_counts(many, np.array([20])).tolist() == [3]  # a few lines, copied out
+
+
+def _keys_by_hand(line: bytes) -> int:
+    """`key_counts`'s definition, byte by byte: a `:` whose last byte before it, past up to
+    KEY_SPACES spaces or tabs, is a `"`."""
+    count = 0
+    for at, byte in enumerate(line):
+        if byte == ord(":") and at > 0:
+            before = at - 1
+            for _ in range(4):
+                if line[before] in b" \t" and before > 0:
+                    before -= 1
+            count += line[before] == ord('"')
+    return count
+
+
+def test_key_counts_matches_its_definition_on_random_bytes():
+    import random
+
+    rng = random.Random(7)
+    alphabet = [b'"', b":", b" ", b"\t", b"a", b"{", b","]
+    for _ in range(300):
+        lines = [
+            b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20))) + b"\n"
+            for _ in range(rng.randint(1, 25))
+        ]
+        raw = pa.array(lines, pa.large_binary())
+        picked = rng.sample(range(len(lines)), rng.randint(0, len(lines)))
+        expected = [_keys_by_hand(lines[i]) for i in picked]
+        assert key_counts(raw, np.array(picked, dtype=np.int64)).tolist() == expected

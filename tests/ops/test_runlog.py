@@ -160,3 +160,43 @@ def test_serve_registers_the_cron_in_the_platform_time_zone(monkeypatch):
     (schedule,) = call["schedules"]
     assert schedule.cron == "15 4 * * *" and schedule.timezone == "America/Montreal"
     assert set(call["parameters"]) == {"landing", "warehouse", "project"}
+
+
+def test_a_server_launched_ahead_is_the_one_the_flow_waits_for(monkeypatch):
+    from flows import prefect_server
+
+    fake = fake_server_class()
+    monkeypatch.setattr("flows.prefect_server.server_class", lambda: fake)
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        prefect_server.launch_ahead()
+        ahead = list(prefect_server._AHEAD)
+        assert len(ahead) == 1 and ahead[0].server_process is not None  # launched, not waited
+        with prefect_api() as url:
+            assert url == "http://127.0.0.1:1/api"
+    assert fake.started == ahead and prefect_server._AHEAD == []
+
+
+def test_a_server_launched_ahead_that_no_flow_used_is_stopped(monkeypatch):
+    from flows import prefect_server
+
+    class Sleeper(prefect_server.server_class()):
+        def command(self):
+            return [sys.executable, "-c", "import time; time.sleep(60)"]
+
+    monkeypatch.setattr("flows.prefect_server.server_class", lambda: Sleeper)
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        prefect_server.launch_ahead()
+    process = prefect_server._AHEAD[0].server_process
+    assert process.poll() is None
+    prefect_server.stop_ahead()
+    assert process.poll() is not None and prefect_server._AHEAD == []
+
+
+def test_no_server_is_launched_ahead_when_one_is_configured(monkeypatch):
+    from flows import prefect_server
+
+    fake = fake_server_class()
+    monkeypatch.setattr("flows.prefect_server.server_class", lambda: fake)
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:4200/api"}):
+        prefect_server.launch_ahead()
+    assert prefect_server._AHEAD == []
