@@ -24,8 +24,14 @@ RED = ("H", "D")
 
 
 def suit_markup(suit: str) -> str:
-    """A suit's symbol, hearts and diamonds red (with the suit's name for screen readers)."""
-    cls = "suit red" if suit in RED else "suit"
+    """A suit's symbol in a table cell (compact markup: many rows): hearts and diamonds red."""
+    return f"<span class=r>{SYMBOLS[suit]}</span>" if suit in RED else SYMBOLS[suit]
+
+
+def hand_suit(suit: str) -> str:
+    """A suit's symbol at the head of a hand's line (`.suit`: aligned), hearts and diamonds
+    red."""
+    cls = "suit r" if suit in RED else "suit"
     return f'<span class="{cls}">{SYMBOLS[suit]}</span>'
 
 
@@ -51,7 +57,7 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         doubled_shown = (
             pl.when(doubled_shown == "")
             .then(pl.lit(""))
-            .otherwise(pl.concat_str(pl.lit('<span class="dbl">'), doubled_shown,
+            .otherwise(pl.concat_str(pl.lit("<span class=dbl>"), doubled_shown,
                                      pl.lit("</span>")))
         )  # fmt: skip
         shown = (
@@ -70,7 +76,7 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         return pl.concat_str(
             shown,
             pl.when(by[0].is_null() & by[1].is_null()).then(pl.lit("")).otherwise(
-                pl.concat_str(pl.lit('<span class="ph"> '), after.str.strip_chars(),
+                pl.concat_str(pl.lit("<span class=ph> "), after.str.strip_chars(),
                               pl.lit("</span>"))),
         )  # fmt: skip
 
@@ -84,7 +90,7 @@ def seat(expr: pl.Expr, w: dict) -> pl.Expr:
 
 def _suit_line(suit: str, cards: str, w: dict) -> str:
     ranks = cards.replace("T", "10") if cards else "—"
-    return f"<li>{suit_markup(suit)} {escape(ranks)}"
+    return f"<li>{hand_suit(suit)} {escape(ranks)}"
 
 
 def diagram(board: int, deal: str | None, dealer: str | None, vulnerable: str | None,

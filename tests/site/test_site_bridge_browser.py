@@ -101,6 +101,12 @@ def test_hearts_and_diamonds_are_red(browser, kops_pbn):
     assert {suit for suit, _ in colours} == {"♠", "♥", "♦", "♣"}
     for suit, colour in colours:
         assert (colour == RED) == (suit in "♥♦"), (suit, colour)
+    # in the traveller's contracts too (black suits are plain text)
+    cells = page.eval_on_selector_all(
+        "table.traveller .r", "els => els.map(e => [e.textContent, getComputedStyle(e).color])"
+    )
+    assert {suit for suit, _ in cells} == {"♥"} and {c for _, c in cells} == {RED}
+    assert "♣" in page.locator("table.traveller").inner_text()
     # French words: SA for NT, contré, declarer O for W
     contracts = page.locator("table.traveller tbody tr td:nth-child(3)").all_inner_texts()
     assert any(c.startswith("3SA") for c in contracts)
