@@ -16,7 +16,7 @@ from markupsafe import escape
 from flows.site.fmt import MISSING
 from flows.site.fmt import escape as escape_expr
 from flows.site.markup import Keyed
-from transforms.bridge.contracts import CONTRACT_PATTERN
+from transforms.bridge.contracts import CONTRACT_PATTERN, contract_text, is_passed_out
 from transforms.bridge.deals import SEATS, SUITS, hands
 
 SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -43,16 +43,18 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
     declarer and result columns are hidden)."""
 
     def show(text: pl.Expr, *by: pl.Expr) -> pl.Expr:
-        level = text.str.extract(CONTRACT_PATTERN, 1)
-        strain = text.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"})
-        doubled = text.str.extract(CONTRACT_PATTERN, 3)
+        normal = contract_text(text)  # `4h*` -> `4HX`, as the scorer reads it
+        level = normal.str.extract(CONTRACT_PATTERN, 1)
+        strain = normal.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"})
+        doubled = normal.str.extract(CONTRACT_PATTERN, 3)
         strain_shown = strain.replace_strict(
-            {**{s: suit_markup(s) for s in SYMBOLS}, "NT": escape(w["notrump"])},
+            {**{s: suit_markup(s) for s in SYMBOLS}, "NT": str(escape(w["notrump"]))},
             default=None, return_dtype=pl.String,
         )  # fmt: skip
         doubled_shown = doubled.replace_strict(
-            {"": "", "X": w["doubled"], "XX": w["redoubled"]}, default="", return_dtype=pl.String
-        )
+            {"": "", "X": str(escape(w["doubled"])), "XX": str(escape(w["redoubled"]))},
+            default="", return_dtype=pl.String,
+        )  # fmt: skip
         # the words of a double may go to a second line of a narrow cell (`.dbl`)
         doubled_shown = (
             pl.when(doubled_shown == "")
@@ -63,7 +65,7 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         shown = (
             pl.when(text.is_null())
             .then(pl.lit(MISSING))
-            .when(text == "Pass")
+            .when(is_passed_out(text))
             .then(pl.lit(str(escape(w["passed"]))))
             .when(level.is_not_null())
             .then(pl.concat_str(level, strain_shown, doubled_shown))
