@@ -2,16 +2,17 @@
 
     build_site(read_table, out_dir, lang="fr", previous=None) -> SiteReport
     publish_site(read_table, out, lang="fr") -> SiteReport     (staged, then swapped in)
-    event_site(standings, board_results, events, out, lang="fr")   (`score FILE --format html`)
+    event_site(standings, board_results, events, out, lang="fr", deals=None)
+                                                                   (`score FILE --format html`)
 
 `read_table(name)` returns a published table as a Polars LazyFrame or DataFrame (for a
 warehouse: `Warehouse(path).scan`). Modules: `model` (the tables read, fingerprints, a page
-made on its own), `simultane`, `face_a_face`, `bridge` (the pages of each competition),
-`markup` (rows put together on whole columns: each distinct value shown once, one join per
-column), `pages` (a kind of page as slices of those buffers), `tables` and `svg` (HTML tables
-and charts as row templates), `html` (the page's shell, the sections of pages made one by one),
-`fmt` (values as shown), `labels` (French and English words), `paths` (where each page
-lives), `build` (make, write what changed, swap in).
+made on its own), `simultane`, `face_a_face`, `bridge` (the pages of each competition; `deal`:
+bridge contracts, seats and hand diagrams), `markup` (rows put together on whole columns: each
+distinct value shown once, one join per column), `pages` (a kind of page as slices of those
+buffers), `tables` and `svg` (HTML tables and charts as row templates), `html` (the page's
+shell, the sections of pages made one by one), `fmt` (values as shown), `labels` (French and
+English words), `paths` (where each page lives), `build` (make, write what changed, swap in).
 """
 
 import importlib

@@ -179,7 +179,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
             lambda p, n: pl.concat_str(
                 escape(p).fill_null(MISSING),
                 pl.when(n.is_not_null())
-                .then(pl.concat_str(pl.lit('<span class="names">'), escape(n), pl.lit("</span>")))
+                .then(pl.concat_str(pl.lit("<span class=names>"), escape(n), pl.lit("</span>")))
                 .otherwise(pl.lit("")),
             ),
             pl.col(pair),
@@ -253,13 +253,10 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
     # the pairs, the contract and the score first, then both sides' MP or IMP: on a phone
     # they are on screen, the percentages and the round further right in the table's region
     traveller_head = [
-        Col(w["ns"], pair_names("pair", "names_ns"), href=pair_link("pair"), th=True,
-            sort=pl.col("pair")),
-        Col(w["ew"], pair_names("opponent", "names_ew"), href=pair_link("opponent"),
-            sort=pl.col("opponent")),
+        Col(w["ns"], pair_names("pair", "names_ns"), href=pair_link("pair"), th=True),
+        Col(w["ew"], pair_names("opponent", "names_ew"), href=pair_link("opponent")),
         Col(w["contract"], contract_markup(pl.col("contract"), w,
-                                           (pl.col("declarer"), pl.col("result"))),
-            sort=pl.col("contract")),
+                                           (pl.col("declarer"), pl.col("result")))),
         Col(w["declarer"], text(seat(pl.col("declarer"), w))),
         Col(w["result"], text(pl.col("result"))),
         Col(w["score_ns"], score_text, num=True, sort=pl.col("score_ns").cast(pl.String)),
@@ -293,7 +290,7 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
             {"NS": w["ns"], "EW": w["ew"]}, default=pl.col("direction"),
             return_dtype=pl.String)),
         Col(w["opponent"], pl.col("opponent"), href=pair_link("opponent")),
-        Col(w["contract"], contract_markup(pl.col("contract"), w), sort=pl.col("contract")),
+        Col(w["contract"], contract_markup(pl.col("contract"), w)),
         Col(w["declarer"], text(seat(pl.col("declarer"), w))),
         Col(w["result"], text(pl.col("result"))),
         Col(w["score"], pl.when(pl.col("adjusted").is_not_null()).then(pl.col("adjusted"))

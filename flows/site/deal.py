@@ -16,7 +16,7 @@ from markupsafe import escape
 from flows.site.fmt import MISSING
 from flows.site.fmt import escape as escape_expr
 from flows.site.markup import Keyed
-from transforms.bridge.contracts import CONTRACT_PATTERN
+from transforms.bridge.contracts import CONTRACT_PATTERN, contract_text, is_passed_out
 from transforms.bridge.deals import SEATS, SUITS, hands
 
 SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -24,8 +24,14 @@ RED = ("H", "D")
 
 
 def suit_markup(suit: str) -> str:
-    """A suit's symbol, hearts and diamonds red (with the suit's name for screen readers)."""
-    cls = "suit red" if suit in RED else "suit"
+    """A suit's symbol in a table cell (compact markup: many rows): hearts and diamonds red."""
+    return f"<span class=r>{SYMBOLS[suit]}</span>" if suit in RED else SYMBOLS[suit]
+
+
+def hand_suit(suit: str) -> str:
+    """A suit's symbol at the head of a hand's line (`.suit`: aligned), hearts and diamonds
+    red."""
+    cls = "suit r" if suit in RED else "suit"
     return f'<span class="{cls}">{SYMBOLS[suit]}</span>'
 
 
@@ -37,27 +43,29 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
     declarer and result columns are hidden)."""
 
     def show(text: pl.Expr, *by: pl.Expr) -> pl.Expr:
-        level = text.str.extract(CONTRACT_PATTERN, 1)
-        strain = text.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"})
-        doubled = text.str.extract(CONTRACT_PATTERN, 3)
+        normal = contract_text(text)  # `4h*` -> `4HX`, as the scorer reads it
+        level = normal.str.extract(CONTRACT_PATTERN, 1)
+        strain = normal.str.extract(CONTRACT_PATTERN, 2).replace({"N": "NT"})
+        doubled = normal.str.extract(CONTRACT_PATTERN, 3)
         strain_shown = strain.replace_strict(
-            {**{s: suit_markup(s) for s in SYMBOLS}, "NT": escape(w["notrump"])},
+            {**{s: suit_markup(s) for s in SYMBOLS}, "NT": str(escape(w["notrump"]))},
             default=None, return_dtype=pl.String,
         )  # fmt: skip
         doubled_shown = doubled.replace_strict(
-            {"": "", "X": w["doubled"], "XX": w["redoubled"]}, default="", return_dtype=pl.String
-        )
+            {"": "", "X": str(escape(w["doubled"])), "XX": str(escape(w["redoubled"]))},
+            default="", return_dtype=pl.String,
+        )  # fmt: skip
         # the words of a double may go to a second line of a narrow cell (`.dbl`)
         doubled_shown = (
             pl.when(doubled_shown == "")
             .then(pl.lit(""))
-            .otherwise(pl.concat_str(pl.lit('<span class="dbl">'), doubled_shown,
+            .otherwise(pl.concat_str(pl.lit("<span class=dbl>"), doubled_shown,
                                      pl.lit("</span>")))
         )  # fmt: skip
         shown = (
             pl.when(text.is_null())
             .then(pl.lit(MISSING))
-            .when(text == "Pass")
+            .when(is_passed_out(text))
             .then(pl.lit(str(escape(w["passed"]))))
             .when(level.is_not_null())
             .then(pl.concat_str(level, strain_shown, doubled_shown))
@@ -70,7 +78,7 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         return pl.concat_str(
             shown,
             pl.when(by[0].is_null() & by[1].is_null()).then(pl.lit("")).otherwise(
-                pl.concat_str(pl.lit('<span class="ph"> '), after.str.strip_chars(),
+                pl.concat_str(pl.lit("<span class=ph> "), after.str.strip_chars(),
                               pl.lit("</span>"))),
         )  # fmt: skip
 
@@ -84,7 +92,7 @@ def seat(expr: pl.Expr, w: dict) -> pl.Expr:
 
 def _suit_line(suit: str, cards: str, w: dict) -> str:
     ranks = cards.replace("T", "10") if cards else "—"
-    return f"<li>{suit_markup(suit)} {escape(ranks)}"
+    return f"<li>{hand_suit(suit)} {escape(ranks)}"
 
 
 def diagram(board: int, deal: str | None, dealer: str | None, vulnerable: str | None,

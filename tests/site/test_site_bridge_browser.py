@@ -29,6 +29,15 @@ def mitchell(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def butler(tmp_path_factory) -> Path:
+    """The Mitchell scored as a Butler event (IMPs)."""
+    folder = tmp_path_factory.mktemp("butler")
+    source = folder / "butler.xml"
+    source.write_bytes((DATA / "mitchell.xml").read_bytes().replace(b"MP_PAIRS", b"BUTLER_PAIRS"))
+    return write_pages(source, folder / "pages")
+
+
+@pytest.fixture(scope="module")
 def kops_pbn(tmp_path_factory) -> Path:
     source = oracle_dir(KOPS_EVENT) / "PCH1003.pbn"
     return write_pages(source, tmp_path_factory.mktemp("pch1003") / "pages")
@@ -48,18 +57,22 @@ def cell_boxes(page, labels: list[str]) -> list[dict]:
     )
 
 
-@pytest.mark.parametrize(("pages", "board"), [("mitchell", 1), ("mitchell", 2), ("kops_pbn", 1),
-                                              ("kops_pbn", 13)])  # fmt: skip
-def test_a_phone_shows_each_lines_score_and_matchpoints(browser, request, pages, board):
+@pytest.mark.parametrize(
+    ("pages", "board", "values"),
+    [("mitchell", 1, "Points"), ("mitchell", 2, "Points"), ("kops_pbn", 1, "Points"),
+     ("kops_pbn", 13, "Points"), ("butler", 1, "IMP")],
+)  # fmt: skip
+def test_a_phone_shows_each_lines_score_and_matchpoints(browser, request, pages, board, values):
     site = request.getfixturevalue(pages)
     page = browser
     page.set_viewport_size(PHONE)
     page.goto((site / f"donne-{board}.html").as_uri())
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    lines = cell_boxes(page, ["Marque NS", "Points NS", "Points EO", "Contrat"])
+    shown = ["Marque NS", f"{values} NS", f"{values} EO"]
+    lines = cell_boxes(page, shown)
     assert lines
     for line in lines:
-        for label in ("Marque NS", "Points NS", "Points EO"):
+        for label in shown:
             box = line[label]
             assert box["width"] > 0 and 0 <= box["left"] and box["right"] <= PHONE["width"], (
                 label,
@@ -101,6 +114,12 @@ def test_hearts_and_diamonds_are_red(browser, kops_pbn):
     assert {suit for suit, _ in colours} == {"♠", "♥", "♦", "♣"}
     for suit, colour in colours:
         assert (colour == RED) == (suit in "♥♦"), (suit, colour)
+    # in the traveller's contracts too (black suits are plain text)
+    cells = page.eval_on_selector_all(
+        "table.traveller .r", "els => els.map(e => [e.textContent, getComputedStyle(e).color])"
+    )
+    assert {suit for suit, _ in cells} == {"♥"} and {c for _, c in cells} == {RED}
+    assert "♣" in page.locator("table.traveller").inner_text()
     # French words: SA for NT, contré, declarer O for W
     contracts = page.locator("table.traveller tbody tr td:nth-child(3)").all_inner_texts()
     assert any(c.startswith("3SA") for c in contracts)

@@ -17,7 +17,11 @@
 - `vp.py`           WBF 2013 continuous VP scale
 - `rounds.py`       rounds (given, boards per round, or consecutive boards vs one opponent)
 - `penalties.py`    penalties and compensations
-- `standings.py`    pair totals (round caps, VP), maxima, percentages, ranks
+- `fields.py`       fields: one (Howell) or NS and EW (Mitchell), from the event or inferred
+- `standings.py`    pair totals (round caps, VP), maxima, percentages, ranks within a field
+- `reported.py`     the players' names and the scoring program's own figures of a file
 - `pbn.py`          PBN 2.1 files -> bronze-shaped frames
+- `usebio.py`       USEBIO 1.2 XML files -> bronze-shaped frames
+- `deals.py`        each board's deal, dealer and vulnerability, as the files give them
 - `event.py`        the entry point: `score_events(inputs, overrides)` -> `BridgeScores`
 """
