@@ -446,3 +446,35 @@ def test_a_folder_swapped_for_a_link_outside_after_the_listing_is_never_entered(
     _nothing_of(wh, SECRET)
     assert accepted(wh, "simultane_deal", other) == [1, 2]
     assert_total(wh, other)
+
+
+def test_the_scratch_of_a_run_that_died_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A run killed or aborted (a failed allocation ends a process without its clean-up)
+    leaves its scratch folder: the next run on the host removes it, never that of a process
+    still running nor of another host."""
+    import socket
+    import subprocess
+    import sys
+
+    from flows.ingest import stage
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    host = socket.gethostname()
+    dead = scratch / f"duplirank-ingest-{host}-{int(gone.stdout)}-abc_12"
+    alive = scratch / f"duplirank-ingest-{host}-{os.getppid()}-def_34"
+    elsewhere = scratch / f"duplirank-ingest-{host}-x-{int(gone.stdout)}-ghi_56"
+    for folder in (dead, alive, elsewhere):
+        folder.mkdir()
+        (folder / "quarantine-0.parquet").write_bytes(b"rows")
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    other = good_file(landing, "b.jsonl")
+    monkeypatch.setattr(stage, "QUARANTINE_BUFFER", 1)  # this run has a scratch folder too
+    write(landing / "a.jsonl", [dumps(deal("ann")), "{bad"])
+    _, wh = run(tmp_path, landing)
+    assert sorted(p.name for p in scratch.iterdir()) == sorted([alive.name, elsewhere.name])
+    assert_total(wh, other, landing / "a.jsonl")
