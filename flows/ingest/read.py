@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from flows.errors import UserError
+from flows.ingest.faults import ResourceError
 from flows.ingest.options import IngestOptions
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".pbn",
@@ -345,10 +346,21 @@ def _list_remote(url: str, exclude: Path | str | None) -> list[Input]:
 
 
 def _walk(folder: Path, exclude: Path | None) -> list[Input]:
+    """The files of a landing folder. A sub-folder that cannot be listed (permission denied,
+    an I/O error) is an `error: …` entry of the log, looked at again next run; the folder
+    itself, a one-line error (nothing of it could be read)."""
     root = folder.resolve()
     landing = Landing(folder)
     out = []
-    for here, dirs, files in os.walk(folder, followlinks=False):
+
+    def unlisted(err: OSError) -> None:
+        path = Path(err.filename) if err.filename else folder
+        if path == folder:
+            reason = (err.strerror or str(err)).lower()
+            raise ResourceError(f"cannot list the landing folder {file_text(folder)}: {reason}")
+        out.append(Input(path, f"error: cannot list the folder: {err.strerror or err}"))
+
+    for here, dirs, files in os.walk(folder, onerror=unlisted, followlinks=False):
         dirs[:] = [d for d in dirs if (Path(here) / d).resolve() != exclude]
         for name in sorted(dirs):
             path = Path(here) / name

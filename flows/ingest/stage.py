@@ -12,7 +12,11 @@ or event.
 
 from __future__ import annotations
 
+import glob
+import os
+import re
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -68,6 +72,36 @@ HELD_IN_MEMORY = 200_000
 QUARANTINE_BUFFER = 100_000
 
 
+def _scratch_prefix(pid: int | None = None) -> str:
+    """The name of a run's scratch folder (in the temporary folder) starts with its host and
+    process id: removed when the run ends, or by a later run once that process is gone."""
+    return f"duplirank-ingest-{socket.gethostname()}-" + ("" if pid is None else f"{pid}-")
+
+
+def remove_stale_scratch() -> None:
+    """Remove the scratch folders of this host's runs whose process no longer runs (killed,
+    or aborted by an allocation that failed: no clean-up of their own ran)."""
+    here = _scratch_prefix()
+    try:
+        folders = list(Path(tempfile.gettempdir()).glob(f"{glob.escape(here)}*"))
+    except OSError:
+        return
+    for folder in folders:
+        pid = re.fullmatch(r"(\d+)-\w+", folder.name[len(here) :])  # mkdtemp's suffix: \w
+        if pid is not None and not _running(int(pid.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
 def bronze_table(record_type: str) -> str:
     return RECORD_TYPES[record_type].bronze_name
 
@@ -93,6 +127,9 @@ class Sink:
     _quarantine: list[pl.DataFrame] = field(default_factory=list)
     _quarantine_rows: int = 0
     _quarantine_files: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        remove_stale_scratch()
 
     @property
     def ingest_partition(self) -> str:
@@ -234,7 +271,7 @@ class Sink:
     def _scratch_file(self, name: str, suffix: str = ".parquet") -> Path:
         """A new file in the run's scratch folder (deleted when the run ends)."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="duplirank-ingest-"))
+            self._scratch = Path(tempfile.mkdtemp(prefix=_scratch_prefix(os.getpid())))
         return self._scratch / f"{name}-{sum(1 for _ in self._scratch.iterdir())}{suffix}"
 
     def copy_out(self, source, suffix: str) -> Path:

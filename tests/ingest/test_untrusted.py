@@ -5,11 +5,14 @@ between the listing and the opening, through the ingest's own listing (monkeypat
 
 from __future__ import annotations
 
+import errno
 import os
+import tempfile
 import threading
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from flows import cli
 from flows.ingest import run as ingest_run
@@ -201,50 +204,223 @@ def test_a_file_corrected_in_place_under_touch_r_is_read_again(tmp_path):
     assert not any(f.logged for f in result.files)
 
 
-def test_a_resource_failure_is_one_line_and_leaves_nothing_staged(tmp_path, monkeypatch, capsys):
-    """A full disk (Polars' `ComputeError … os error 28`), exhausted memory, a permission
-    denied while writing: one line, exit code 2, nothing published, no staged file left."""
-    import polars.exceptions as ple
+def _fail_nth(monkeypatch, owner, name: str, error: BaseException, nth: int = 1) -> list:
+    """`owner.name` raising `error` at its `nth` call (the calls made are returned)."""
+    real = getattr(owner, name)
+    calls: list = []
 
+    def failing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == nth:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, failing)
+    return calls
+
+
+def _scratch_parquet_failing(monkeypatch, error: BaseException) -> list:
+    """The run's scratch Parquet files (spilled quarantine rows) fail to be written."""
+    from flows.ingest import stage
+
+    monkeypatch.setattr(stage, "QUARANTINE_BUFFER", 1)  # every chunk's rejects spilled
+    real = pl.DataFrame.write_parquet
+    calls: list = []
+
+    def write_parquet(self, path, *args, **kwargs):
+        if "duplirank-ingest-" in str(path):
+            calls.append(path)
+            raise error
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", write_parquet)
+    return calls
+
+
+def _copy_failing(monkeypatch, error: BaseException) -> list:
+    """The scratch copy of an unreadable delivery's bytes fails to be written."""
+    from flows.ingest import stage
+
+    calls: list = []
+
+    def failing_open(path, mode="r", *args, **kwargs):
+        calls.append(path)
+        if "w" in mode:
+            raise error
+        return open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(stage, "open", failing_open, raising=False)
+    return calls
+
+
+def _publication_failing(monkeypatch, error: BaseException) -> list:
+    """Every `fsync` of the publication (its manifest) fails."""
     from flows.storage import warehouse
 
+    real = warehouse.Transaction.commit
+    calls: list = []
+
+    def fsync(fd):
+        calls.append(fd)
+        raise error
+
+    def commit(self):
+        with pytest.MonkeyPatch.context() as inner:
+            inner.setattr(os, "fsync", fsync)
+            return real(self)
+
+    monkeypatch.setattr(warehouse.Transaction, "commit", commit)
+    return calls
+
+
+def _seams():
+    import duckdb
+    import polars.exceptions as ple
+
+    from flows.ingest import parse, validate
+    from flows.storage import warehouse
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    return {
+        # a bronze or quarantine file staged in the warehouse (the second: one was staged)
+        "staging, Polars' disk full": lambda mp: _fail_nth(
+            mp, warehouse.Transaction, "write",
+            ple.ComputeError("parquet: No space left on device (os error 28)"), 2,
+        ),
+        "staging, disk full": lambda mp: _fail_nth(mp, warehouse.Transaction, "write", full, 2),
+        "staging, quota": lambda mp: _fail_nth(
+            mp, warehouse.Transaction, "write", OSError(errno.EDQUOT, "Disk quota exceeded"), 2
+        ),
+        "staging, permission denied": lambda mp: _fail_nth(
+            mp, warehouse.Transaction, "write",
+            ple.ComputeError("failed to create file: Permission denied (os error 13)"), 2,
+        ),
+        "staging, out of memory": lambda mp: _fail_nth(
+            mp, warehouse.Transaction, "write", MemoryError(), 2
+        ),
+        "scratch spill, disk full": lambda mp: _scratch_parquet_failing(
+            mp, ple.ComputeError("No space left on device (os error 28)")
+        ),
+        "unreadable delivery's copy, disk full": lambda mp: _copy_failing(mp, full),
+        "chunk's memory file, out of memory": lambda mp: _fail_nth(
+            mp, parse._Scratch, "write", OSError(errno.ENOMEM, "Cannot allocate memory")
+        ),
+        "validation, DuckDB out of memory": lambda mp: _fail_nth(
+            mp, validate, "parse_chunk",
+            duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size "
+                                        "256.0 KiB (1.0 GiB/1.0 GiB used)"),
+        ),
+        "validation, Python out of memory": lambda mp: _fail_nth(
+            mp, validate.Validator, "finish", MemoryError()
+        ),
+        "validation, DuckDB's temp disk full": lambda mp: _fail_nth(
+            mp, validate, "parse_chunk",
+            duckdb.IOException("IO Error: Could not write file \"/tmp/x.tmp\": No space left "
+                               "on device"),
+        ),
+        "publication, disk full": lambda mp: _publication_failing(mp, full),
+    }  # fmt: skip
+
+
+WORDS = {
+    "disk full": "no space left on the device",
+    "quota": "disk quota exceeded",
+    "permission denied": "permission denied",
+    "memory": "out of memory",
+    "temp disk full": "no space left on the device",
+}
+
+
+@pytest.mark.parametrize("where", list(_seams()))
+def test_a_resource_failure_is_one_line_and_leaves_nothing_staged(
+    tmp_path, monkeypatch, capsys, where
+):
+    """Disk full, quota, memory exhausted, permission denied in any step of an ingest: one
+    line, exit code 2, nothing published, the run's staged and scratch files removed by the
+    run itself; the next run then ingests every line."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     landing = tmp_path / "landing"
     landing.mkdir()
-    lines = [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(300)] + ["{bad"]
-    write(landing / "a.jsonl", lines)
-    good_file(landing, "b.jsonl")
     wh_path = tmp_path / "wh"
-    real = warehouse.Transaction.write
-    failures = [
-        (ple.ComputeError("parquet: No space left on device (os error 28)"),
-         "no space left on the device"),
-        (MemoryError(), "out of memory"),
-        (ple.ComputeError("failed to create file: Permission denied (os error 13)"),
-         "permission denied"),
-        (OSError(28, "No space left on device"), "no space left on the device"),
-    ]  # fmt: skip
-    for error, words in failures:
-        calls = []
-
-        def write_failing(self, *args, error=error, calls=calls, **kwargs):
-            calls.append(args)
-            if len(calls) == 2:  # after a file was staged
-                raise error
-            return real(self, *args, **kwargs)
-
-        monkeypatch.setattr(warehouse.Transaction, "write", write_failing)
-        capsys.readouterr()
-        code = cli.main(["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"])
-        err = capsys.readouterr().err.strip()
-        assert code == 2, (error, err)
-        assert len(err.splitlines()) == 1 and words in err, err
-        assert len(calls) == 2
-        assert not wh_path.exists()  # created by the failed run: removed, lock and all
-    monkeypatch.setattr(warehouse.Transaction, "write", real)
-    assert cli.main(["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"]) == 0
+    first = good_file(landing, "0.jsonl")
+    argv = ["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"]
+    monkeypatch.setenv("DUPLIRANK_INGEST__CHUNK_BYTES", "4096")
+    assert cli.main(argv) == 0
+    before = sorted(p for p in wh_path.rglob("*") if p.is_file() and p.name != ".lock")
+    lines = [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(300)] + ["{bad"]
+    big = write(landing / "a.jsonl", lines)  # read alone (more than chunk_bytes / 16)
+    broken = write(landing / "c.jsonl", ["{bad", "x"] * 200)  # unreadable: its bytes kept
+    small = write(landing / "b.jsonl", [dumps(deal("yan")), dumps(deal("yan", 2))])  # batched
+    calls = _seams()[where](monkeypatch)
+    capsys.readouterr()
+    code = cli.main(argv)
+    err = capsys.readouterr().err.strip()
+    assert calls, "the failure was never met"
+    assert code == 2, err
+    words = next(w for k, w in WORDS.items() if where.endswith(k))
+    assert len(err.splitlines()) == 1 and words in err, err
+    after = sorted(p for p in wh_path.rglob("*") if p.is_file() and p.name != ".lock")
+    assert after == before
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("duplirank-")] == []
+    monkeypatch.undo()
+    assert cli.main(argv) == 0
     wh = Warehouse(wh_path)
-    assert len(accepted(wh, "simultane_deal", landing / "a.jsonl")) == 300
-    assert reasons(wh, landing / "a.jsonl") == [(301, "invalid JSON")]
+    assert len(accepted(wh, "simultane_deal", big)) == 300
+    assert reasons(wh, big) == [(301, "invalid JSON")]
+    assert_total(wh, first, big, broken, small)
+    assert len(wh.files("quarantine_files")) == 1
+
+
+def test_a_landing_folder_that_cannot_be_listed_is_one_line_a_sub_folder_a_status(
+    tmp_path, monkeypatch, capsys
+):
+    """Permission denied on the landing folder: one line, exit code 2, no warehouse left; on a
+    sub-folder: an `error:` entry of the log (looked at again next run), the rest ingested."""
+    landing = tmp_path / "landing"
+    (landing / "locked").mkdir(parents=True)
+    write(landing / "locked" / "a.jsonl", [dumps(deal("ann"))])
+    other = good_file(landing, "b.jsonl")
+    denied: set[Path] = set()
+    real = os.walk
+
+    def walk(top, topdown=True, onerror=None, followlinks=False):
+        def scandir_refused(path):  # os.walk's own way: onerror, then the folder is skipped
+            onerror(PermissionError(errno.EACCES, "Permission denied", str(path)))
+
+        if Path(top) in denied:
+            scandir_refused(top)
+            return
+        for here, dirs, files in real(top, topdown, onerror, followlinks):
+            for name in [d for d in dirs if Path(here) / d in denied]:
+                dirs.remove(name)
+                scandir_refused(Path(here) / name)
+            yield here, dirs, files
+
+    monkeypatch.setattr(os, "walk", walk)
+    wh_path = tmp_path / "wh"
+    argv = ["ingest", str(landing), "--warehouse", str(wh_path), "--quiet"]
+    denied.add(landing)
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [
+        f"duplirank ingest: error: cannot list the landing folder {landing}: permission denied"
+    ]
+    assert not wh_path.exists()
+    denied.clear()
+    denied.add(landing / "locked")
+    result, wh = run(tmp_path, landing)
+    status = "error: cannot list the folder: Permission denied"
+    assert {f.file: f.status for f in result.files} == {
+        str(landing / "locked"): status,
+        str(other): "ingested",
+    }
+    assert_total(wh, other)
+    denied.clear()  # readable again: read
+    result, wh = run(tmp_path, landing)
+    assert accepted(wh, "simultane_deal", landing / "locked" / "a.jsonl") == [1]
 
 
 def test_a_folder_swapped_for_a_link_outside_after_the_listing_is_never_entered(
@@ -270,3 +446,35 @@ def test_a_folder_swapped_for_a_link_outside_after_the_listing_is_never_entered(
     _nothing_of(wh, SECRET)
     assert accepted(wh, "simultane_deal", other) == [1, 2]
     assert_total(wh, other)
+
+
+def test_the_scratch_of_a_run_that_died_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A run killed or aborted (a failed allocation ends a process without its clean-up)
+    leaves its scratch folder: the next run on the host removes it, never that of a process
+    still running nor of another host."""
+    import socket
+    import subprocess
+    import sys
+
+    from flows.ingest import stage
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    host = socket.gethostname()
+    dead = scratch / f"duplirank-ingest-{host}-{int(gone.stdout)}-abc_12"
+    alive = scratch / f"duplirank-ingest-{host}-{os.getppid()}-def_34"
+    elsewhere = scratch / f"duplirank-ingest-{host}-x-{int(gone.stdout)}-ghi_56"
+    for folder in (dead, alive, elsewhere):
+        folder.mkdir()
+        (folder / "quarantine-0.parquet").write_bytes(b"rows")
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    other = good_file(landing, "b.jsonl")
+    monkeypatch.setattr(stage, "QUARANTINE_BUFFER", 1)  # this run has a scratch folder too
+    write(landing / "a.jsonl", [dumps(deal("ann")), "{bad"])
+    _, wh = run(tmp_path, landing)
+    assert sorted(p.name for p in scratch.iterdir()) == sorted([alive.name, elsewhere.name])
+    assert_total(wh, other, landing / "a.jsonl")
