@@ -88,7 +88,8 @@ class Summary:
     published: bool = False
     rescoring: bool = True  # False for `duplirank ingest` (the next nightly rescores)
     site: str | None = None  # what the results site rebuild did
-    # a backfill: rows added, removed or changed per month already announced (ended)
+    # a backfill: rows of the gold tables added, removed or changed per month already
+    # announced (ended)
     # (None for a month whose rows could not be compared: a file of the previous publication
     # was damaged, which is what the backfill repaired)
     announced_changes: dict[str, int | None] | None = None
@@ -228,8 +229,10 @@ def backfill_run(
 def announced_changes(
     wh: Warehouse, base: str | None, timezone: str
 ) -> dict[str, int | None]:
-    """Rows added, removed or changed from publication `base` to the current one, per month
-    that had ended (its ranking announced) — what a backfill changed of what was published.
+    """Rows of the gold tables (the rankings and results players see; the silver ones are
+    not read: they can be large) added, removed or changed from publication `base` to the
+    current one, per month that had ended (its ranking announced) — what a backfill changed
+    of what was published.
     When a file of `base` cannot be read (damaged or missing: the backfill repaired it), the
     months whose files changed are given without a count (None)."""
     from datetime import UTC, datetime
@@ -240,9 +243,12 @@ def announced_changes(
     current = wh.publication()
     if base is None or current is None or current == base:
         return {}
+    from flows.storage import catalog
+
     now = datetime.now(UTC)
+    gold = [name for name, table in catalog.tables().items() if table.layer == "gold"]
     try:
-        months: dict[str, int | None] = published_months(diff(wh, base, current))
+        months: dict[str, int | None] = published_months(diff(wh, base, current, gold))
     except (DamagedFile, OSError, polars_errors()) as err:
         from flows import runlog
         from flows.storage import manifest as mf
@@ -253,7 +259,7 @@ def announced_changes(
         storage = getattr(wh.store, "options", None)
         before = Pinned(location, storage, pinned=base).manifest()
         changed = mf.changed_partitions(before, wh.manifest())
-        keys = [k for parts in changed.values() for k in parts]
+        keys = [k for table in gold for k in changed.get(table, [])]
         months = {m: None for k in keys if (m := mf.partition_month(k))}
     return {m: n for m, n in sorted(months.items()) if month_end(m, timezone) <= now}
 
