@@ -157,6 +157,9 @@ def test_the_official_publication_survives_later_runs_and_gcs(
     assert rc == 0 and pl.read_csv(io.StringIO(out), schema=old.schema).equals(old)
     # without keep_official, only the current and the previous current are kept
     monkeypatch.setenv("DUPLIRANK_RETENTION__KEEP_OFFICIAL", "false")
+    rc, out, _ = cli(capsys, "gc", "--warehouse", str(wh), "--dry-run")
+    assert rc == 0 and "would delete" in out and "00000001-" in out
+    assert folders(wh) == kept  # a dry run deletes nothing
     rc, out, _ = cli(capsys, "gc", "--warehouse", str(wh))
     assert rc == 0 and "00000001-" in out
     assert len(folders(wh)) == 2 and not folders(wh)[0].startswith("00000001-")
