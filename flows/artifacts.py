@@ -99,7 +99,12 @@ def summary_markdown(summary, reasons: dict[str, int], flow: str) -> str:
     changes = getattr(summary, "announced_changes", None)
     if changes is not None:  # a backfill: what it changed of the announced rankings
         lines += ["", "## Published months changed", ""]
-        lines += [f"- **{m}**: {n} rows added, removed or changed" for m, n in changes.items()]
+        lines += [
+            f"- **{m}**: "
+            + ("rows not compared (the previous file was damaged)" if n is None else
+               f"{n} rows added, removed or changed")
+            for m, n in changes.items()
+        ]  # fmt: skip
         lines += [] if changes else ["- none"]
     timings = progress.reporter().timings()
     if timings:

@@ -272,7 +272,9 @@ def cmd_sql(args) -> int:
 
         record = find(open_warehouse(settings), args.as_of, settings.timezone)
         warehouse = Warehouse(settings.warehouse, settings.storage, pinned=record.folder)
-    printed = print_sql(warehouse, query, params, args.format, limits, sys.stdout)
+    printed = print_sql(
+        warehouse, query, params, args.format, limits, sys.stdout, timezone=settings.timezone
+    )
     if printed.truncated and limits.max_rows:
         print(
             f"duplirank sql: stopped after {printed.rows} rows (--max-rows {limits.max_rows})",
@@ -337,12 +339,18 @@ def cmd_verify(args) -> int:
     _existing_folder(settings.warehouse, "warehouse")
     wh = open_warehouse(settings)
     problems = verify(wh)
+    from flows.runs import site_problem
+
+    site = site_problem(wh, settings)
+    if site is not None:
+        problems.append(f"results site: {site} (`duplirank recover` rebuilds it)")
     for problem in problems:
         print(problem)
     if problems:
         raise UserError(
-            f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; rebuild "
-            "their months with `duplirank backfill`, or `duplirank recover`"
+            f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; "
+            "`duplirank recover` (the views database, the site, or the last intact "
+            "publication), or rebuild their months with `duplirank backfill`"
         )
     print(f"publication {wh.version()} of {wh.store.url}: every file matches its checksum")
     return 0
@@ -356,8 +364,14 @@ def cmd_recover(args) -> int:
     _existing_folder(settings.warehouse, "warehouse")
     wh = open_warehouse(settings)
     with wh.store.lock(settings.lock_wait_s):
-        folder = recover(wh)
+        folder = recover(wh)  # also rebuilds its views database if it must be
+        from flows.runs import Summary, repair_site
+
+        summary = Summary("recover", rescoring=False)
+        repair_site(wh, settings, summary)
     print(f"current publication: {folder}")
+    if summary.site:
+        print(summary.site)
     return 0
 
 

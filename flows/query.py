@@ -259,17 +259,21 @@ _CONNECTIONS = itertools.count()
 
 
 def connect_read_only(
-    warehouse: Path | str | Warehouse, limits: SqlLimits | None = None
+    warehouse: Path | str | Warehouse,
+    limits: SqlLimits | None = None,
+    timezone: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that reads the published tables of `warehouse` and nothing else
     (its current publication, or the one a pinned `Warehouse` names: `sql --as-of`).
 
     The views name their files by absolute path; a database built for another place (a copied
-    or moved warehouse not yet relinked) is replaced by the same views built for this one, in
-    memory. An older database names them relative to the warehouse: `file_search_path` is its
-    root. On object storage (`s3://…`) the publication's views database is fetched to a local cache
-    (a publication never changes) and the s3fs file system is registered on the connection;
-    `allowed_paths` holds the full URIs of the listed files.
+    or moved warehouse not yet relinked), or whose bytes are not those recorded when it was
+    built, is replaced by the same views built for this one, in memory. An older database
+    names them relative to the warehouse: `file_search_path` is its root. On object storage
+    (`s3://…`) the publication's views database is fetched to a local cache (a publication
+    never changes) and the s3fs file system is registered on the connection; `allowed_paths`
+    holds the full URIs of the listed files. `timezone`: the session's time zone (timestamps
+    are stored in UTC and shown in it; `duplirank sql` gives the platform's).
     """
     limits = limits or SqlLimits()
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
@@ -300,8 +304,9 @@ def connect_read_only(
             ("python_enable_replacements", False),
         ):
             con.execute(f"set {name} = $value", {"value": value})
-        con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
-        _views_of_this_place(con, wh, files)
+        if timezone is not None:
+            con.execute("set TimeZone = $zone", {"zone": timezone})
+        _attach_views(con, wh, publication, database, files)
         con.execute("use duplirank")
         allowed = [path for rel in files for path in store.readable_paths(rel)]
         con.execute("set allowed_paths = $paths", {"paths": allowed})
@@ -316,19 +321,26 @@ def connect_read_only(
     return con
 
 
-def _views_of_this_place(con: duckdb.DuckDBPyConnection, wh: Warehouse, files) -> None:
-    """Keep the attached views if they name this warehouse's files; else attach in their place
-    an in-memory database holding the publication's views built for this warehouse."""
+def _attach_views(
+    con: duckdb.DuckDBPyConnection, wh: Warehouse, publication: str, database: Path, files
+) -> None:
+    """Attach the publication's views database as `duplirank` if its bytes are those recorded
+    when it was built and its views name this warehouse's files; else attach in its place an
+    in-memory database holding the publication's views built for this warehouse (a damaged
+    or replaced database is never served; `verify` reports it, the next run rebuilds it)."""
+    from flows.storage.served import database_intact
     from flows.storage.views import comment_statements, database_root, view_statements
 
-    built_for = database_root(con, "duplirank")
-    if built_for is None:  # relative paths (an older duplirank): the current folder must not
-        if wh.root is not None:  # shadow the warehouse
-            _refuse_shadowing(wh.root, files)
-        return
-    if built_for == wh.store.url:
-        return
-    con.execute("detach duplirank")
+    if database_intact(wh, publication, database) is not False:
+        con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
+        built_for = database_root(con, "duplirank")
+        if built_for is None:  # relative paths (an older duplirank): the current folder must
+            if wh.root is not None:  # not shadow the warehouse
+                _refuse_shadowing(wh.root, files)
+            return
+        if built_for == wh.store.url:
+            return
+        con.execute("detach duplirank")
     con.execute("attach ':memory:' as duplirank")
     con.execute("use duplirank")
     statements = view_statements(wh.manifest(), wh.store.view_path, wh.store.url)
@@ -476,18 +488,20 @@ def print_sql(
     fmt: str = "table",
     limits: SqlLimits | None = None,
     out: IO[str] | None = None,
+    timezone: str | None = None,
 ) -> Printed:
     """Run one read-only query and write its rows to `out` (stdout) batch by batch.
 
     `fmt`: `table` (at most --max-rows or 200 rows, aligned), `csv` (a header; nested values as
     JSON in the cell), `json` (one array, a row per line) or `jsonl` (JSON Lines).
     A KeyboardInterrupt of the calling (main) thread interrupts the query, then propagates.
+    `timezone`: the one timestamps are shown in (default: UTC).
     """
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     limits = limits or SqlLimits()
     statement = check_statement(query)
-    con = connect_read_only(warehouse, limits)
+    con = connect_read_only(warehouse, limits, timezone)
     out = out or sys.stdout
     return _bounded(con, limits.timeout_s, lambda: _print(con, statement, params, fmt, limits, out))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import date
@@ -23,7 +24,7 @@ from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions, first_month
 from flows.storage.store import LOCK, is_url
-from flows.storage.warehouse import Warehouse, new_run_id
+from flows.storage.warehouse import DamagedFile, Warehouse, new_run_id
 from transforms.calendar import month_of
 
 
@@ -88,8 +89,11 @@ class Summary:
     published: bool = False
     rescoring: bool = True  # False for `duplirank ingest` (the next nightly rescores)
     site: str | None = None  # what the results site rebuild did
-    # a backfill: rows added, removed or changed per month already announced (ended)
-    announced_changes: dict[str, int] | None = None
+    # a backfill: rows of the gold tables added, removed or changed per month already
+    # announced (ended)
+    # (None for a month whose rows could not be compared: a file of the previous publication
+    # was damaged, which is what the backfill repaired)
+    announced_changes: dict[str, int | None] | None = None
 
     def text(self) -> str:
         lines = []
@@ -102,7 +106,10 @@ class Summary:
             lines.append("no partition to rescore")
         lines.append("published a new version" if self.published else "nothing new to publish")
         if self.announced_changes:
-            months = ", ".join(f"{m} ({n} rows)" for m, n in self.announced_changes.items())
+            months = ", ".join(
+                f"{m} ({'rows not compared' if n is None else f'{n} rows'})"
+                for m, n in self.announced_changes.items()
+            )
             lines.append(f"changed published months: {months}")
         elif self.announced_changes is not None:
             lines.append("changed no published month")
@@ -204,6 +211,7 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
             after_publish=site,
             command="nightly",
             retention=retention_policy(settings),
+            unchanged=functools.partial(repair_site, wh, settings, summary),
         ) as tx,
     ):
         ctx = run_context(settings, tx, as_of)
@@ -232,7 +240,8 @@ def backfill_run(
     wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
     with wh.run(summary.run_id, settings.lock_wait_s, after_publish=site, command="backfill",
-                retention=retention_policy(settings)) as tx:  # fmt: skip
+                retention=retention_policy(settings),
+                unchanged=functools.partial(repair_site, wh, settings, summary)) as tx:  # fmt: skip
         ctx = run_context(settings, tx, as_of)
         base = tx.base
         plan = backfill_partitions(ctx, first, last)
@@ -245,9 +254,15 @@ def backfill_run(
     return summary
 
 
-def announced_changes(wh: Warehouse, base: str | None, timezone: str) -> dict[str, int]:
-    """Rows added, removed or changed from publication `base` to the current one, per month
-    that had ended (its ranking announced) — what a backfill changed of what was published."""
+def announced_changes(
+    wh: Warehouse, base: str | None, timezone: str
+) -> dict[str, int | None]:
+    """Rows of the gold tables (the rankings and results players see; the silver ones are
+    not read: they can be large) added, removed or changed from publication `base` to the
+    current one, per month that had ended (its ranking announced) — what a backfill changed
+    of what was published.
+    When a file of `base` cannot be read (damaged or missing: the backfill repaired it), the
+    months whose files changed are given without a count (None)."""
     from datetime import UTC, datetime
 
     from flows.storage.diff import diff, published_months
@@ -256,9 +271,31 @@ def announced_changes(wh: Warehouse, base: str | None, timezone: str) -> dict[st
     current = wh.publication()
     if base is None or current is None or current == base:
         return {}
+    from flows.storage import catalog
+
     now = datetime.now(UTC)
-    months = published_months(diff(wh, base, current))
-    return {m: n for m, n in months.items() if month_end(m, timezone) <= now}
+    gold = [name for name, table in catalog.tables().items() if table.layer == "gold"]
+    try:
+        months: dict[str, int | None] = published_months(diff(wh, base, current, gold))
+    except (DamagedFile, OSError, polars_errors()) as err:
+        from flows import runlog
+        from flows.storage import manifest as mf
+        from flows.storage.warehouse import Warehouse as Pinned
+
+        runlog.logger.warning("backfill: rows not compared with %s: %s", base, err)
+        location = wh.store.url if wh.root is None else wh.root
+        storage = getattr(wh.store, "options", None)
+        before = Pinned(location, storage, pinned=base).manifest()
+        changed = mf.changed_partitions(before, wh.manifest())
+        keys = [k for table in gold for k in changed.get(table, [])]
+        months = {m: None for k in keys if (m := mf.partition_month(k))}
+    return {m: n for m, n in sorted(months.items()) if month_end(m, timezone) <= now}
+
+
+def polars_errors() -> type[Exception]:
+    import polars as pl
+
+    return pl.exceptions.PolarsError
 
 
 def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
@@ -278,6 +315,51 @@ def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
         progress.note(summary.site)
 
 
+SITE_MARK = "site.sha256"  # in a publication folder: the fingerprint of the site built from it
+
+
+def site_problem(wh: Warehouse, settings: Settings) -> str | None:
+    """What is wrong with the results site as served (None: it is the current publication's,
+    unchanged since built, with no staging folder left beside it, or there is no site). A
+    cheap check: the
+    fingerprint recorded in the publication folder against the site's page index, which holds
+    the digest of every page."""
+    from flows.site.build import PAGE_INDEX
+
+    if not settings.site.enabled:
+        return None
+    pointer = wh.publication()
+    if pointer is None:
+        return None
+    if wh.root is not None and _site_leftovers(wh.root):
+        return "a staging folder of an interrupted rebuild is left"
+    try:
+        index = wh.store.read_bytes(f"site/{PAGE_INDEX}")
+    except FileNotFoundError:
+        return None  # no site is served (never built: the setting was off)
+    try:
+        recorded = wh.store.read_bytes(f"{pointer}/{SITE_MARK}").decode().strip()
+    except FileNotFoundError:
+        return "not built from the current publication"
+    if hashlib.sha256(index).hexdigest() != recorded:
+        return "changed since it was built"
+    return None
+
+
+def _site_leftovers(root: Path) -> list[Path]:
+    return [*root.glob(".site.staging-*"), *root.glob(".site.old-*")]
+
+
+def repair_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
+    """Rebuild the results site if `site_problem` finds it is not what the current publication
+    serves (a run killed during its rebuild, a damaged page index). The caller holds the lock."""
+    problem = site_problem(wh, settings)
+    if problem is not None:
+        publish_site(wh, settings, summary)
+        if summary.site:
+            summary.site = f"results site repaired ({problem}): {summary.site}"
+
+
 def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
     """Rebuild `<warehouse>/site/` from the current publication; returns what it did.
 
@@ -288,6 +370,7 @@ def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
     whole, but the site as a whole is not swapped atomically (S3 has no rename): during the
     upload a reader may see some pages of the new site beside pages of the old one."""
     from flows.site import publish_site as build
+    from flows.site.build import PAGE_INDEX
 
     def make(out) -> object:
         return build(
@@ -295,14 +378,23 @@ def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
             window_results=settings.simultane.window_results,
         )  # fmt: skip
 
+    pointer = wh.publication()
     if wh.root is not None:
-        return make(wh.root / "site").text()
-    report = make(wh.store.cache_folder("site") / "site")
-    uploaded, deleted = wh.store.mirror(report.out, "site")
-    return (
-        f"site: {report.pages} pages in {wh.store.uri('site')} ({uploaded} uploaded, "
-        f"{deleted} deleted, the others unchanged) in {report.seconds:.1f} s"
-    )
+        for leftover in _site_leftovers(wh.root):  # of a run killed while it rebuilt the site
+            shutil.rmtree(leftover, ignore_errors=True)
+        report = make(wh.root / "site")
+        text = report.text()
+    else:
+        report = make(wh.store.cache_folder("site") / "site")
+        uploaded, deleted = wh.store.mirror(report.out, "site")
+        text = (
+            f"site: {report.pages} pages in {wh.store.uri('site')} ({uploaded} uploaded, "
+            f"{deleted} deleted, the others unchanged) in {report.seconds:.1f} s"
+        )
+    if pointer is not None:  # the site now served is this publication's
+        digest = hashlib.sha256((report.out / PAGE_INDEX).read_bytes()).hexdigest()
+        wh.store.write_bytes(f"{pointer}/{SITE_MARK}", digest.encode())
+    return text
 
 
 def ingest_run(

@@ -159,6 +159,8 @@ final as (
         player_id,
         points,
         elo,
+        -- the Elo the site shows: rounded half away from zero (DuckDB's round of a double)
+        cast(round(elo) as bigint) as elo_rounded,
         matches,
         attaque_counted,
         classique_counted,

@@ -5,7 +5,8 @@
 -- month's last evening in simultane_daily: the rule lives there. A human who took part in the
 -- month without completing a tournament has 0. % actuel is the player's as of the month's end
 -- (or of the latest data, for the current month), with the k results it used and whether it is
--- representative. Equal Indices share the rank.
+-- representative. Equal Indices share the rank, and equal Victoires theirs (rank_victoire: the
+-- platform's second monthly ranking).
 --
 -- Inputs: simultane_pct_actuel (one row per human who took part in the month: month,
 -- player_id, pct_actuel, k, representative), simultane_daily (its month-end rows).
@@ -62,7 +63,8 @@ final as (
         pct_actuel,
         k,
         representative,
-        rank() over (partition by month order by indice desc) as rank_indice
+        rank() over (partition by month order by indice desc) as rank_indice,
+        rank() over (partition by month order by victoire desc) as rank_victoire
     from indicators
 )
 

@@ -186,8 +186,7 @@ def changed_partitions(before: dict, after: dict) -> dict[str, list[str]]:
 
 
 def partition_month(key: str) -> str | None:
-    """The month (YYYY-MM) a partition key names (`month=2026-11/…`), if any."""
-    first = key.split("/", 1)[0]
-    if first.startswith("month=") and re.match(r"^\d{4}-\d{2}$", first[6:]):
-        return first[6:]
-    return None
+    """The month (YYYY-MM) a partition key names (`month=2026-11/…`, `raw_month=2026-11`), if
+    any."""
+    match = re.match(r"^(?:raw_)?month=(\d{4}-\d{2})(?:/|$)", key)
+    return match.group(1) if match else None

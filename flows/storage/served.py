@@ -4,9 +4,12 @@ A views database is derived from its manifest and from where the warehouse is: i
 be exactly the views the manifest publishes, naming this warehouse's files, and its
 `_publication` row the manifest's version and run. That is checked by reading the database
 (DuckDB's parser compares each view's query with the expected one, whatever its spelling), not
-by a checksum of its bytes: a view an analyst's read-write DuckDB replaced, a truncated file,
-a database built for another folder are all found, and a database rebuilt for a moved
-warehouse (`relink`) is as valid as the first. `verify` reports a problem, `recover`, `relink`
+by its bytes alone: a view an analyst's read-write DuckDB replaced, a truncated file, a
+database built for another folder are all found, and a database rebuilt for a moved warehouse
+(`relink`) is as valid as the first. The sha256 recorded beside the database when it is built
+is the quick check (`duplirank sql` trusts a database only when its bytes match it); the
+manifest cannot hold it, being written before the database and never rewritten when `relink`
+rebuilds the database for another place. `verify` reports a problem, `recover`, `relink`
 and every run (also one with nothing new to publish) rebuild the database in its place.
 """
 
@@ -32,6 +35,8 @@ def database_problem(wh: Warehouse, folder: str, manifest: dict) -> str | None:
     path = f"{folder}/{DATABASE}"
     if not wh.store.has(path):
         return "missing"
+    if database_intact(wh, folder, wh.store.fetch(path)) is False:
+        return "damaged (its bytes differ from the checksum recorded beside it)"
     try:
         con = duckdb.connect(str(wh.store.fetch(path)), read_only=True)
     except duckdb.Error:
@@ -73,6 +78,21 @@ def database_problem(wh: Warehouse, folder: str, manifest: dict) -> str | None:
     finally:
         parser.close()
     return None
+
+
+def database_intact(wh: Warehouse, folder: str, local) -> bool | None:
+    """Whether the views database of `folder`, fetched at `local`, has the bytes recorded
+    beside it when it was built (None: no checksum recorded, an older publication)."""
+    from flows.storage.views import CHECKSUM, file_sha256
+
+    try:
+        recorded = wh.store.read_bytes(f"{folder}/{DATABASE}{CHECKSUM}").decode().strip()
+    except FileNotFoundError:
+        return None
+    try:
+        return file_sha256(local) == recorded
+    except OSError:
+        return False
 
 
 def _tree(con: duckdb.DuckDBPyConnection, query: str):

@@ -12,12 +12,14 @@ through `file_search_path`. Every view
 and column carries the comment of the catalog (`sql/catalog.toml`); a public table with no
 file yet is an empty view with the catalog's columns, so queries never fail on a fresh
 warehouse. The database is built into a local temporary file, every view is queried once,
-and only then is it moved (uploaded) into the publication folder.
+and only then is it moved (uploaded) into the publication folder, with the sha256 of its
+bytes beside it (`duplirank.duckdb.sha256`: what `duplirank sql` checks before trusting it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -28,6 +30,16 @@ import duckdb
 from flows.errors import UserError
 from flows.storage import catalog
 from flows.storage import manifest as mf
+
+CHECKSUM = ".sha256"  # beside a views database: the sha256 of its bytes as built
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def quote(name: str) -> str:
@@ -59,7 +71,9 @@ def build_database(wh, manifest: dict, target: str) -> None:
         finally:
             con.close()
         check_database(tmp, store)
+        digest = file_sha256(tmp)
         store.publish_file(target, tmp)
+        store.write_bytes(f"{target}{CHECKSUM}", digest.encode())
     except duckdb.Error as err:
         raise UserError(
             f"cannot build the views database: {' '.join(str(err).split())[:300]}"

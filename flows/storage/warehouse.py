@@ -226,13 +226,15 @@ class Warehouse:
     @contextlib.contextmanager
     def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
             hooks=None, after_publish=None, command: str | None = None,
-            retention=None) -> Iterator[Transaction]:  # fmt: skip
+            retention=None, unchanged=None) -> Iterator[Transaction]:  # fmt: skip
         """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
         exit its operations are published in one commit (its manifest names `command`), then
         old files are collected (`retention`: a `RetentionPolicy`, else `retention_days`) and
         `after_publish()` runs (still under the lock: e.g. the results site of the new
-        publication). On an exception before the swap nothing is published and nothing but
-        this run's own unpublished files is deleted."""
+        publication). With nothing to publish, the views database is checked (and rebuilt if
+        it must be), then `unchanged()` runs (e.g. the results site's check). On an exception
+        before the swap nothing is published and nothing but this run's own unpublished files
+        is deleted."""
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
             tx = Transaction(self, run_id, hooks=hooks, command=command)
@@ -249,6 +251,8 @@ class Warehouse:
                         after_publish()
                 else:  # nothing new: what is served is checked, and repaired if it must be
                     self.repair_served()
+                    if unchanged is not None:
+                        unchanged()  # e.g. the results site's check
             except BaseException:
                 self._take_back(run_id)
                 raise

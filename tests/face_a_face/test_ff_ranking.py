@@ -148,6 +148,8 @@ def test_same_pair_and_type_next_month_is_not_a_rematch():
         ("2026-04", "ann", 1, 1637.71),
         ("2026-04", "bob", 2, 1562.29),
     ]
+    # the Elo the site shows beside the float: rounded half away from zero
+    assert ranking["elo_rounded"].to_list() == [1620, 1580, 1638, 1562]
 
 
 def test_cross_record_problems_are_reported():

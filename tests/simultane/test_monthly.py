@@ -105,6 +105,14 @@ def test_rank_indice_ties_share():
     ]
 
 
+def test_rank_victoire_ranks_by_victoire_and_ties_share():
+    won = [result(30, "a", won=True), result(50, "b", won=True), result(30, "c", won=True)]
+    out = monthly(results_frame([*won, result(90, "d")]), NO_BLOCKS, OPTS).collect()
+    ranks = dict(out.select("player_id", "rank_victoire").rows())
+    assert ranks == {"b": 1, "a": 2, "c": 2, "d": 4}  # d: best Indice, no win
+    assert dict(out.select("player_id", "rank_indice").rows())["d"] == 1
+
+
 def test_pct_actuel_at_month_end_in_platform_time_zone():
     blocks = pl.LazyFrame(
         {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import duckdb
 import polars as pl
@@ -104,3 +105,16 @@ def test_sql_on_a_copy_reads_the_copys_files_while_the_original_stays(states, tm
     )
     listed = run_sql(copy, "select sql from duckdb_views() where view_name = 'simultane_monthly'")
     assert str(copy) in listed["sql"].item()
+
+
+def test_sql_shows_timestamps_in_the_platform_time_zone(states, capsys, monkeypatch):
+    root = states[0]
+    query = "select tournament_start from simultane_tournament_results order by 1 limit 1"
+    utc = run_sql(root, query)["tournament_start"].item()  # stored in UTC
+    assert main(["sql", "--warehouse", str(root), "--format", "csv", query]) == 0
+    shown = capsys.readouterr().out.splitlines()[1]
+    paris = utc.astimezone(ZoneInfo("Europe/Paris"))
+    assert shown == paris.strftime("%Y-%m-%d %H:%M:%S") + paris.strftime("%z")[:3]
+    monkeypatch.setenv("DUPLIRANK_TIMEZONE", "UTC")
+    assert main(["sql", "--warehouse", str(root), "--format", "csv", query]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == utc.strftime("%Y-%m-%d %H:%M:%S") + "+00"

@@ -17,6 +17,7 @@ from flows.cli import main
 from flows.query import run_sql
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
+from flows.storage.catalog import tables as tables_of_catalog
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
 from tests.pipeline.test_flows import PUBLISHED, SAMPLE, snapshot
@@ -122,7 +123,9 @@ def test_diff_names_exactly_the_rows_the_backfill_changed(published, capsys):
         assert (str(was), str(now)) == (before, after)
     # the backfill's summary and its artifact: the announced months it changed, rows per month
     assert all(r["months"] == "2026-10, 2026-11" for r in tables.values())
-    total = sum(r["added"] + r["removed"] + r["changed"] for r in tables.values())
+    gold = {name for name, t in tables_of_catalog().items() if t.layer == "gold"}
+    total = sum(r["added"] + r["removed"] + r["changed"] for t, r in tables.items() if t in gold)
+    assert "simultane_monthly" in gold and total > 0
     assert set(summary.announced_changes) == {"2026-10", "2026-11"}
     assert sum(summary.announced_changes.values()) == total
     assert "changed published months: 2026-10" in summary.text()
@@ -154,6 +157,9 @@ def test_the_official_publication_survives_later_runs_and_gcs(
     assert rc == 0 and pl.read_csv(io.StringIO(out), schema=old.schema).equals(old)
     # without keep_official, only the current and the previous current are kept
     monkeypatch.setenv("DUPLIRANK_RETENTION__KEEP_OFFICIAL", "false")
+    rc, out, _ = cli(capsys, "gc", "--warehouse", str(wh), "--dry-run")
+    assert rc == 0 and "would delete" in out and "00000001-" in out
+    assert folders(wh) == kept  # a dry run deletes nothing
     rc, out, _ = cli(capsys, "gc", "--warehouse", str(wh))
     assert rc == 0 and "00000001-" in out
     assert len(folders(wh)) == 2 and not folders(wh)[0].startswith("00000001-")

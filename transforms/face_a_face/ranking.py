@@ -74,7 +74,8 @@ def monthly_ranking(
 
     `matches_with_elo`: ff_matches of the months to rank (with value_a/value_b); `elo`: ff_elo
     rows up to the end of those months (all history before them, for the month-end rating).
-    Columns: month, rank, player_id, points, elo, matches, attaque_counted, classique_counted,
+    Columns: month, rank, player_id, points, elo, elo_rounded (as the site shows it), matches,
+    attaque_counted, classique_counted,
     and surcontrat_counted when the attack types are not pooled.
     """
     params = {

@@ -38,7 +38,8 @@ def monthly(
     Columns: month, player_id, indice, victoire (Float64), tournaments (completed ones), wins
     (completed and won), pct_actuel (as of the month's end, or of `as_of` when earlier;
     `as_of` defaults to the latest result date of `blocks`), k, representative (k == 20),
-    rank_indice (1 = best Indice of the month; ties share). Sorted by month, rank_indice,
+    rank_indice (1 = best Indice of the month; ties share), rank_victoire (the same by
+    Victoire). Sorted by month, rank_indice,
     player_id. `blocks` is the full `simultane_blocks` history (player_id, block_no, ended_at,
     pct_cumul are used). `daily_rows`: the `daily` table of the same results when the caller
     has it already (else it is computed here).
