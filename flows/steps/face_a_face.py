@@ -84,15 +84,20 @@ def _elo_cut(ctx: StepContext):
         return None
     parts = rescored_partitions(ctx, "ff_match_scores")
     rated = pl.col("counts_for_ranking")
-    ends = [wh.scan("ff_match_scores", parts, pending=pending)]
-    if wh.entries("ff_match_scores", parts):  # the same partitions as published before
-        ends.append(wh.scan("ff_match_scores", parts))
-    first_end = (
-        pl.concat([f.filter(rated).select("ended_at") for f in ends])
-        .select(pl.col("ended_at").min())
-        .collect()
-        .item()
-    )
+    table = "ff_match_scores"
+    ends = [
+        wh.scan(table, parts, pending=p)
+        for p in (pending, None)
+        if parts and wh.entries(table, parts, pending=p)
+    ]  # as rescored, as published before
+    first_end = None
+    if ends:
+        first_end = (
+            pl.concat([f.filter(rated).select("ended_at") for f in ends])
+            .select(pl.col("ended_at").min())
+            .collect()
+            .item()
+        )
     if first_end is not None:
         return first_end
     last = wh.scan("ff_elo", pending=pending).select(pl.col("ended_at").max()).collect().item()
