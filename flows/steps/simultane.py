@@ -226,8 +226,11 @@ def _continued_blocks(
         return in_window(kept.drop("in_window").lazy(), kept.lazy(), opts, plan.latest).collect()
     scored = pl.col("scored") & ~pl.col("is_bot")
     since = done["ended_at"].min() if done["ended_at"].null_count() == 0 else None
+    # the changed players' deals only (a predicate the scan applies as it reads), from the
+    # earliest of their last kept blocks
+    wanted = scored & pl.col(player).is_in(done[player].implode())
     after = (
-        history.filter(scored if since is None else scored & (pl.col("played_at") >= since))
+        history.filter(wanted if since is None else wanted & (pl.col("played_at") >= since))
         .join(done.lazy().select(player, "ended_at"), on=player, how="inner")
         .filter(pl.col("ended_at").is_null() | (pl.col("played_at") >= pl.col("ended_at")))
         .collect()
