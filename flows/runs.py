@@ -145,6 +145,8 @@ def rebuild(
             with progress.stage(f"history {competition}") as bar:
                 bar.update(detail=f"from {first}")
                 history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
+                # a backfill recomputes histories from their start (it rebuilds their state)
+                history_ctx = dataclasses.replace(history_ctx, from_scratch=floor is not None)
                 ops += history(history_ctx, competition, first, runner)
         rebuilt[competition] = parts
     for competition, parts in rebuilt.items():

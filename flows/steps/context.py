@@ -38,6 +38,9 @@ class StepContext:
     pending: tuple[dict, ...] = ()
     base: str | None = None  # the publication the run builds on (when `pinned`)
     pinned: bool = False
+    # histories recomputed from their first record (a backfill), not from the state the
+    # publication carries as of the first point the run's new data touches (a nightly)
+    from_scratch: bool = False
 
     @cached_property
     def wh(self) -> Warehouse:
@@ -69,6 +72,15 @@ class StepContext:
         """Current bronze rows of some partitions (re-deliveries resolved) and the issues of the
         superseded ones."""
         return resolved(self.bronze(record_type, partitions), record_type)
+
+
+def rescored_partitions(ctx: StepContext, table: str) -> list[str]:
+    """The partitions of a table this run has rescored so far (staged in `ctx.pending`)."""
+    return sorted(
+        {op["partition"] for op in ctx.pending
+         if op.get("table") == table and op["op"] in ("put", "add", "remove")
+         and not op["partition"].startswith("_")}
+    )  # fmt: skip
 
 
 def bronze_table(record_type: str) -> str:

@@ -15,7 +15,15 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from flows.steps.context import RAW, StepContext, buckets, compact_bronze, in_bucket, resolved
+from flows.steps.context import (
+    RAW,
+    StepContext,
+    buckets,
+    compact_bronze,
+    in_bucket,
+    rescored_partitions,
+    resolved,
+)
 from flows.steps.isolate import failure_issues, isolated
 from transforms.calendar import day_expr, end_of_day, month_of
 from transforms.issues import DATA_ISSUES_SCHEMA
@@ -86,6 +94,9 @@ class HistoryPlan:
     first_block_month: str  # blocks change from this month (in_window moves with time)
     latest: datetime | None  # the as-of time of blocks (the date, else the latest deal)
     shards: int
+    # the deal-result partitions the run rescored, whose players' blocks continue from the
+    # published ones before their first changed deal; None: every block from the deals
+    rescored: tuple[str, ...] | None = None
 
 
 def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryPlan:
@@ -117,7 +128,33 @@ def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryP
     batch = ctx.settings.batch_rows
     wanted = ctx.settings.cluster.history_shards or (parallelism if parallelism > 1 else 1)
     shards = max(buckets(rows, batch), buckets(expansion or 0, batch), wanted)
-    return HistoryPlan(first, first_block_month, latest, shards)
+    rescored = None
+    if not ctx.from_scratch and wh.entries("simultane_blocks", pending=pending):
+        rescored = tuple(rescored_partitions(ctx, "simultane_deal_results"))
+        cut = _changed_deals(ctx, rescored).select(pl.col("played_at").min()).collect().item()
+        if cut is not None:  # blocks change from the first changed deal
+            first_block_month = min(first_block_month, month_of(cut, opts.timezone))
+    return HistoryPlan(first, first_block_month, latest, shards, rescored)
+
+
+def _changed_deals(ctx: StepContext, parts: tuple[str, ...]) -> pl.LazyFrame:
+    """The scored human deals of the rescored partitions, as published before the run and as
+    rescored (player_id, played_at): no other deal of the history changed."""
+    wh, pending = ctx.wh, list(ctx.pending)
+    if not parts:  # nothing rescored
+        return pl.LazyFrame(schema={"player_id": pl.String, "played_at": pl.Datetime("us", "UTC")})
+    table, parts = "simultane_deal_results", list(parts)
+    frames = [
+        wh.scan(table, parts, pending=p)
+        for p in (pending, None)
+        if wh.entries(table, parts, pending=p)
+    ]  # as rescored, as published before
+    if not frames:
+        return _changed_deals(ctx, ())
+    return pl.concat(
+        [f.filter(~pl.col("is_bot") & pl.col("scored")).select("player_id", "played_at")
+         for f in frames]
+    )  # fmt: skip
 
 
 def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]:
@@ -128,10 +165,12 @@ def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]
 
     opts = ctx.settings.simultane_options()
     wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
-    columns = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
     mine = in_bucket("player_id", shard, plan.shards)
-    history = wh.scan("simultane_deal_results", pending=pending).select(columns).filter(mine)
-    block_rows = blocks(history, opts, plan.latest).collect()
+    history = wh.scan("simultane_deal_results", pending=pending).select(DEAL_COLUMNS).filter(mine)
+    if plan.rescored is None:
+        block_rows = blocks(history, opts, plan.latest).collect()
+    else:
+        block_rows = _continued_blocks(ctx, plan, mine, history)
     tournaments = wh.scan("simultane_tournament_results", pending=pending).filter(
         (pl.col("month") >= plan.first) & mine
     )
@@ -146,6 +185,71 @@ def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]
         if shard == 0:
             tx.put_schema("gold", table, rows)
     return tx.ops
+
+
+DEAL_COLUMNS = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
+
+
+def _continued_blocks(
+    ctx: StepContext, plan: HistoryPlan, mine: pl.Expr, history: pl.LazyFrame
+) -> pl.DataFrame:
+    """The blocks of one shard's players, continued from the published ones: a player's
+    blocks that end before their first changed deal are kept; their later deals (after the
+    last kept block) are cut into blocks numbered from there, whose % actuel reads the kept
+    results; in_window is recomputed for every block as of the plan's date.
+
+    A kept block's last deal is found by its time: when another deal of the player has that
+    same time, which side of the block it falls on is not known without the deals before, and
+    that player's blocks are recomputed from their first deal.
+    """
+    from transforms.simultane.blocks import block_results, in_window, with_actuel
+
+    opts = ctx.settings.simultane_options()
+    player, ended = "player_id", pl.col("ended_at")
+    cuts = (
+        _changed_deals(ctx, plan.rescored).filter(mine)
+        .group_by(player).agg(pl.col("played_at").min().alias("_cut"))
+    ).collect()  # fmt: skip
+    published = ctx.wh.scan("simultane_blocks", pending=list(ctx.pending)).filter(mine)
+    kept = (
+        published.join(cuts.lazy(), on=player, how="left")
+        .filter(pl.col("_cut").is_null() | (ended < pl.col("_cut")))
+        .drop("_cut")
+        .collect()
+    )
+    done = cuts.join(
+        kept.group_by(player).agg(pl.col("block_no").max().alias("blocks"), ended.max()),
+        on=player,
+        how="left",
+    ).with_columns(pl.col("blocks").fill_null(0))
+    if done.is_empty():  # no deal of these players changed: only in_window moves
+        return in_window(kept.drop("in_window").lazy(), kept.lazy(), opts, plan.latest).collect()
+    scored = pl.col("scored") & ~pl.col("is_bot")
+    since = done["ended_at"].min() if done["ended_at"].null_count() == 0 else None
+    # the changed players' deals only (a predicate the scan applies as it reads), from the
+    # earliest of their last kept blocks
+    wanted = scored & pl.col(player).is_in(done[player].implode())
+    after = (
+        history.filter(wanted if since is None else wanted & (pl.col("played_at") >= since))
+        .join(done.lazy().select(player, "ended_at"), on=player, how="inner")
+        .filter(pl.col("ended_at").is_null() | (pl.col("played_at") >= pl.col("ended_at")))
+        .collect()
+    )
+    at_end = pl.col("played_at") == pl.col("ended_at")
+    tied = after.filter(at_end).group_by(player).len().filter(pl.col("len") > 1)[player]
+    tail = after.filter(~at_end.fill_null(False) & ~pl.col(player).is_in(tied.implode()))
+    again = history.filter(scored & pl.col(player).is_in(tied.implode())).collect()
+    done = done.with_columns(
+        pl.when(pl.col(player).is_in(tied.implode())).then(0).otherwise("blocks").alias("blocks")
+    )
+    kept = kept.filter(~pl.col(player).is_in(tied.implode()))
+    deals = pl.concat([tail.select(DEAL_COLUMNS), again.select(DEAL_COLUMNS)])
+    fresh = block_results(deals.lazy(), opts, done.lazy().select(player, "blocks")).collect()
+    results = ["player_id", "block_no", "ended_at", "pct_cumul"]
+    earlier = pl.concat([kept.select(results), fresh.select(results)])
+    fresh = with_actuel(fresh.lazy(), earlier.lazy(), opts).collect()
+    rows = pl.concat([kept, fresh], how="diagonal_relaxed").drop("in_window")
+    return in_window(rows.lazy(), earlier.lazy(), opts, plan.latest).collect()
 
 
 def history_finish(ctx: StepContext, plan: HistoryPlan, shard_ops: list[dict]) -> list[dict]:

@@ -16,6 +16,7 @@ from transforms.face_a_face import (
     score_matches,
     with_elo,
 )
+from transforms.face_a_face.elo import elo_state
 
 OPTS = FaceAFaceOptions()
 HOUR = timedelta(hours=1)
@@ -206,3 +207,20 @@ def test_same_elo_whatever_the_split_of_history():
     # a nightly over March only gives the same March ratings as the backfill of everything
     march = elo_history(by_month[0], OPTS).collect()
     assert march.equals(elo_whole.filter(pl.col("month") == "2026-03"))
+
+
+def test_elo_from_the_state_at_any_point_equals_elo_over_all():
+    """Elo run from a point of the order (each player's state there: rating, rated matches,
+    ever ≥ k_master_rating) continues exactly as the run over the whole history."""
+    opts = FaceAFaceOptions(k_master_rating=1620)  # some players cross it, some never
+    scored = score_matches(_history().frames(), opts).tables["ff_match_scores"].collect()
+    whole = elo_history(scored.lazy(), opts).collect()
+    assert whole["elo_after"].max() >= 1620 > whole["elo_after"].min()
+    ends = whole["ended_at"].unique().sort()
+    for cut in ends[1::5]:
+        before = whole.filter(pl.col("ended_at") < cut)
+        after = scored.filter(pl.col("ended_at") >= cut)
+        state = elo_state(before.lazy(), opts).collect()
+        first_seq = scored.filter(pl.col("counts_for_ranking") & (pl.col("ended_at") < cut)).height
+        rest = elo_history(after.lazy(), opts, state, first_seq).collect()
+        assert pl.concat([before, rest]).equals(whole), cut

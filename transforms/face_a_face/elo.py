@@ -3,8 +3,10 @@
 Each rating depends on every earlier match of both players, in order of match end, so it is a
 loop over matches. The loop runs over plain Python lists of integer player indices (no dicts,
 no per-row frame access); everything before (ordering, indexing) and after (joins back to the
-matches, per-player history) is vectorised. Ratings are recomputed from all history every run,
-so a backfill of an old month gives the same ratings as the nightly did.
+matches, per-player history) is vectorised. The loop starts either from nothing (every match of
+the history) or from each player's state after their last earlier match (`elo_state`): Elo
+from a point in the order of end onwards, given the state there, is the same as Elo over the
+whole history (a backfill and a nightly give the same ratings).
 
 E = 1 / (1 + 10^((R_opp − R)/400)), the difference capped at ±elo_cap; R' = R + K·(S − E).
 K (Decision, FIDE): k_new until the player has k_matches_threshold rated matches, then k_regular,
@@ -43,11 +45,13 @@ def elo_ratings(
     opts: FaceAFaceOptions,
     start_rating: np.ndarray | None = None,
     start_rated: np.ndarray | None = None,
+    start_master: np.ndarray | None = None,
 ) -> EloRun:
     """Run Elo over matches already in order. Players are indices 0..n_players-1, -1 = Bot.
 
-    `score_a` is 1 / 0.5 / 0 for player a. `start_rating`/`start_rated` (ratings and rated
-    match counts before the first match) default to elo_start and 0.
+    `score_a` is 1 / 0.5 / 0 for player a. `start_rating`/`start_rated`/`start_master`
+    (ratings, rated match counts and whether the rating ever reached k_master_rating, before
+    the first match) default to elo_start, 0 and the start rating ≥ k_master_rating.
     """
     rating = (
         [float(opts.elo_start)] * n_players
@@ -56,6 +60,8 @@ def elo_ratings(
     )
     rated = [0] * n_players if start_rated is None else [int(c) for c in start_rated]
     master = [r >= opts.k_master_rating for r in rating]
+    if start_master is not None:
+        master = [m or bool(s) for m, s in zip(master, start_master, strict=True)]
     n = len(player_a)
     out = [[0.0] * n for _ in range(6)]
     _loop(player_a.tolist(), player_b.tolist(), score_a.tolist(), rating, rated, master, out, opts)
@@ -106,12 +112,38 @@ def _loop(ia, ib, sa, rating, rated, master, out, opts: FaceAFaceOptions) -> Non
         after_b[i] = rb
 
 
-def elo_history(matches: pl.LazyFrame, opts: FaceAFaceOptions) -> pl.LazyFrame:
-    """ff_elo: one row per human player × rated match (all history given, in one run).
+STATE_SCHEMA = {"player_id": pl.String, "elo": pl.Float64, "rated": pl.Int64, "master": pl.Boolean}
+
+
+def elo_state(elo: pl.LazyFrame, opts: FaceAFaceOptions) -> pl.LazyFrame:
+    """Each player's state after the `ff_elo` rows given (a prefix of the Elo order): rating
+    (elo_after of their last row), rated matches (their rows) and master (ever ≥
+    k_master_rating, start included). Columns of STATE_SCHEMA."""
+    return (
+        elo.group_by("player_id")
+        .agg(
+            pl.col("elo_after").sort_by("elo_seq").last().alias("elo"),
+            pl.len().cast(pl.Int64).alias("rated"),
+            (pl.col("elo_after").max() >= opts.k_master_rating).alias("master"),
+        )
+        .select(*STATE_SCHEMA)
+    )
+
+
+def elo_history(
+    matches: pl.LazyFrame,
+    opts: FaceAFaceOptions,
+    state: pl.DataFrame | None = None,
+    first_seq: int = 0,
+) -> pl.LazyFrame:
+    """ff_elo: one row per human player × rated match of `matches`, in one run.
 
     Columns: player_id, match_id, month, ended_at, elo_seq (position in the Elo order),
     opponent_id, k, elo_before, elo_after. Rated = `counts_for_ranking`; order: ended_at, then
-    match_id. The Bot has no rows (its rating never changes).
+    match_id. The Bot has no rows (its rating never changes). `matches` is all the history, or
+    every rated match from a point of the Elo order on, with `state` (`elo_state` of the rows
+    before that point; a player not in it starts fresh) and `first_seq` (the rated matches
+    before that point).
     """
     rated = (
         matches.filter(pl.col("counts_for_ranking"))
@@ -131,10 +163,20 @@ def elo_history(matches: pl.LazyFrame, opts: FaceAFaceOptions) -> pl.LazyFrame:
             .to_numpy()
         )
 
+    start = {}
+    if state is not None:
+        known = index.join(
+            state.rename({"player_id": "player"}), on="player", how="left", maintain_order="left"
+        )
+        start = {
+            "start_rating": known["elo"].fill_null(float(opts.elo_start)).to_numpy(),
+            "start_rated": known["rated"].fill_null(0).to_numpy(),
+            "start_master": known["master"].fill_null(False).to_numpy(),
+        }
     score_a = rated["outcome_a"].replace_strict(SCORE, return_dtype=pl.Float64).to_numpy()
-    run = elo_ratings(idx("player_a"), idx("player_b"), score_a, len(players), opts)
+    run = elo_ratings(idx("player_a"), idx("player_b"), score_a, len(players), opts, **start)
     wide = rated.with_columns(
-        pl.int_range(rated.height).alias("elo_seq"),
+        pl.int_range(first_seq, first_seq + rated.height).alias("elo_seq"),
         pl.Series("k_a", run.k_a),
         pl.Series("k_b", run.k_b),
         pl.Series("before_a", run.before_a),

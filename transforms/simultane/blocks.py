@@ -24,6 +24,10 @@ PLAYER = "player_id"
 TS = pl.Datetime("us", "UTC")
 
 
+COLUMNS = ("player_id", "block_no", "started_at", "ended_at", "month", "pct_cumul", "pct_actuel",
+           "k", "representative", "in_window")  # fmt: skip
+
+
 def blocks(
     deal_results: pl.LazyFrame, opts: SimultaneOptions, as_of: datetime | None = None
 ) -> pl.LazyFrame:
@@ -36,6 +40,16 @@ def blocks(
     result is one of the <= window_results used for % actuel as of `as_of`, default the latest
     ended_at in the data). Sorted by player_id, block_no.
     """
+    results = block_results(deal_results, opts).cache()  # used three times below
+    return in_window(with_actuel(results, results, opts), results, opts, as_of)
+
+
+def block_results(
+    deal_results: pl.LazyFrame, opts: SimultaneOptions, done: pl.LazyFrame | None = None
+) -> pl.LazyFrame:
+    """The full blocks of the deals given (player_id, block_no, started_at, ended_at, month,
+    pct_cumul). `done` (player_id, blocks): the deals given are, for the players it lists,
+    those after their first `blocks` blocks, whose numbering continues from there."""
     # Position of each deal in its player's chronological order: a rank within the player
     # (no global sort of the deals; (played_at, tournament_id, deal_no) is unique per player).
     # The ids are made Categorical first: each string is hashed once, the window and the
@@ -67,41 +81,54 @@ def blocks(
         .filter(pl.col("_deals") == opts.block_deals)
         .drop("_deals")
         .with_columns(pl.col(PLAYER).cast(pl.String), month=month_expr("ended_at", opts.timezone))
-        .cache()  # used three times below: compute the sort once
     )
+    if done is not None:
+        results = results.join(
+            done.select(PLAYER, pl.col("blocks").cast(pl.Int64)), on=PLAYER, how="left"
+        ).with_columns(block_no=pl.col("block_no") + pl.col("blocks").fill_null(0))
+    return results.select(PLAYER, "block_no", "started_at", "ended_at", "month", "pct_cumul")
+
+
+def with_actuel(
+    results: pl.LazyFrame, history: pl.LazyFrame, opts: SimultaneOptions
+) -> pl.LazyFrame:
+    """`results` with pct_actuel, k and representative as of each one's own date, from the
+    player's results in `history` (which holds `results`, and before them at least the
+    window_results + 1 results of the player that precede them, or all)."""
     own_dates = results.select(PLAYER, pl.col("ended_at").alias("as_of"), "block_no")
-    actuel = pct_actuel_at(results, own_dates, opts)
+    actuel = pct_actuel_at(history, own_dates, opts)
+    return results.join(actuel, on=[PLAYER, "block_no"], how="left")
+
+
+def in_window(
+    blocks: pl.LazyFrame,
+    history: pl.LazyFrame,
+    opts: SimultaneOptions,
+    as_of: datetime | None = None,
+) -> pl.LazyFrame:
+    """`blocks` with in_window: the result is one of those % actuel uses as of `as_of`
+    (default the latest result date of `history`). `history`: the players' results (player_id,
+    block_no, ended_at): all of them, or all those dated after as_of - window_days and the
+    window_results + 1 before them. Columns of COLUMNS, sorted by player_id, block_no."""
     if as_of is None:
-        latest = results.select(pl.col("ended_at").max().alias("as_of"))
+        latest = history.select(pl.col("ended_at").max().alias("as_of"))
     else:
         latest = pl.LazyFrame({"as_of": [as_of]}, schema={"as_of": TS})
     window = (
-        results.select(PLAYER)
+        history.select(PLAYER)
         .unique()
         .join(latest, how="cross")
-        .pipe(_window_bounds, results, opts)
+        .pipe(_window_bounds, history, opts)
         .select(PLAYER, "_first", "_hi")
     )
     return (
-        results.join(actuel, on=[PLAYER, "block_no"], how="left")
-        .join(window, on=PLAYER, how="left")
+        blocks.join(window, on=PLAYER, how="left")
         .with_columns(
             in_window=pl.col("block_no")
             .is_between(pl.col("_first"), pl.col("_hi"))
             .fill_null(False)
         )
-        .select(
-            PLAYER,
-            "block_no",
-            "started_at",
-            "ended_at",
-            "month",
-            "pct_cumul",
-            "pct_actuel",
-            "k",
-            "representative",
-            "in_window",
-        )
+        .select(*COLUMNS)
         .sort([PLAYER, "block_no"])
     )
 

@@ -1,0 +1,153 @@
+"""A nightly continues the histories from the state the publication carries (Elo, blocks),
+so a history cut into nightlies — days late, a day delivered twice, a match re-sent, a rule
+change followed by a backfill and more nightlies — publishes exactly the tables of one fresh
+run of the same data."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from datetime import date, timedelta
+from pathlib import Path
+from typing import NamedTuple
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flows.runs import backfill_run, nightly_run
+from flows.settings import Settings
+from flows.site.options import SiteOptions
+from flows.storage.warehouse import Warehouse
+from flows.synthetic.face_a_face import ff_lines
+from flows.synthetic.files import split_by_day
+from flows.synthetic.platform import player_ids
+from flows.synthetic.simultane import simultane_log
+from tests.tests_support import read_table
+from transforms.face_a_face.options import FaceAFaceOptions
+from transforms.simultane.options import SimultaneOptions
+
+from .test_flows import PUBLISHED
+
+START, DAYS, PLAYERS = date(2026, 1, 20), 48, 3  # three months, more than the 45-day window
+NIGHTS = 3
+# a rule change: shorter blocks, a smaller K for new players (both change every later value)
+CHANGED = {
+    "simultane": SimultaneOptions(block_deals=12),
+    "face_a_face": FaceAFaceOptions(k_new=32),
+}
+# quarantine rows name the file, its lines and the time they were read: compared on what
+# was refused and why
+QUARANTINE = ("raw", "rule")
+
+
+def day_files(out: Path) -> tuple[list[Path], list[Path]]:
+    """One file per day holding that day's Simultané and Face-à-Face lines, and one per day
+    holding its Face-à-Face lines alone (the day's matches sent again)."""
+    simultane = {d.day: d.lines for d in simultane_log(5, PLAYERS, START, DAYS).days}
+    ff = split_by_day(ff_lines(5, player_ids(PLAYERS), START, DAYS), START)
+    out.mkdir(parents=True)
+    files, resent = [], []
+    for offset in range(DAYS):
+        day = START + timedelta(days=offset)
+        path = out / f"day-{day.isoformat()}.jsonl"
+        path.write_text("".join(line + "\n" for line in simultane[day] + ff.get(day, [])))
+        files.append(path)
+        again = out / f"resent-ff-{day.isoformat()}.jsonl"
+        again.write_text("".join(line + "\n" for line in ff.get(day, [])))
+        resent.append(again)
+    return files, resent
+
+
+def settings_for(warehouse: Path, landing: Path, changed: bool = False) -> Settings:
+    rules = CHANGED if changed else {}
+    return Settings(warehouse=warehouse, landing=landing, site=SiteOptions(enabled=False), **rules)
+
+
+def tables(warehouse: Path) -> dict[str, pl.DataFrame]:
+    wh = Warehouse(warehouse)
+    out = {}
+    for table in PUBLISHED:
+        frame = read_table(wh, table)
+        if table == "quarantine":
+            frame = frame.select(QUARANTINE).unique()
+        out[table] = frame.sort(frame.columns, nulls_last=True) if frame.width else frame
+    return out
+
+
+def assert_equal(got: dict, want: dict) -> None:
+    for table, expected in want.items():
+        assert got[table].schema == expected.schema, table
+        assert got[table].equals(expected), table
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """The days' files and the tables of one fresh run of all of them (default rules, and the
+    changed rules)."""
+    root = tmp_path_factory.mktemp("incremental")
+    files, resent = day_files(root / "days")
+    landing = root / "landing"
+    landing.mkdir()
+    for path in files:
+        shutil.copy(path, landing / path.name)
+    fresh = {}
+    for changed in (False, True):
+        warehouse = root / f"fresh-{changed}"
+        nightly_run(settings_for(warehouse, landing, changed))
+        fresh[changed] = tables(warehouse)
+    assert fresh[False]["simultane_blocks"].height > 50 and fresh[False]["ff_elo"].height > 20
+    assert not fresh[False]["simultane_blocks"].equals(fresh[True]["simultane_blocks"])
+    assert not fresh[False]["ff_elo"].equals(fresh[True]["ff_elo"])
+    return Days(files, resent, fresh)
+
+
+class Days(NamedTuple):
+    """The days' files, their Face-à-Face lines sent again, the fresh runs' tables."""
+
+    files: list[Path]
+    resent: list[Path]
+    fresh: dict[bool, dict[str, pl.DataFrame]]
+
+    def __repr__(self) -> str:  # hypothesis prints the failing example with it
+        return f"Days({len(self.files)} days)"
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    nights=st.lists(st.integers(0, NIGHTS - 1), min_size=DAYS, max_size=DAYS),
+    twice=st.integers(0, DAYS - 1),
+    resent=st.tuples(st.integers(0, DAYS - 1), st.integers(0, NIGHTS - 1)),
+    change_after=st.none() | st.integers(0, NIGHTS - 1),
+)
+def test_nightlies_publish_what_one_fresh_run_publishes(
+    history, nights, twice, resent, change_after
+):
+    """Day d is delivered in nightly nights[d] (days arrive after later ones, months late);
+    day `twice` comes again, under another name, in the last nightly; the Face-à-Face lines
+    of day resent[0] are sent again in nightly resent[1]. With change_after = n, the rules
+    change after nightly n, every month is backfilled, and the later nightlies continue from
+    the state the backfill rebuilt."""
+    files, again, fresh = history
+    day, resent_night = resent
+    with tempfile.TemporaryDirectory() as tmp:
+        landing, warehouse = Path(tmp) / "landing", Path(tmp) / "warehouse"
+        landing.mkdir()
+        changed = False
+        for night in range(NIGHTS):
+            for path, when in zip(files, nights, strict=True):
+                if when == night:
+                    shutil.copy(path, landing / path.name)
+            if night == resent_night:
+                shutil.copy(again[day], landing / again[day].name)
+            if night == NIGHTS - 1:
+                shutil.copy(files[twice], landing / f"again-{files[twice].name}")
+            nightly_run(settings_for(warehouse, landing, changed))
+            if night == change_after:
+                changed = True
+                if any(landing.iterdir()):  # else there is nothing to backfill yet
+                    backfill_run(settings_for(warehouse, landing, changed), "2026-01", "2026-03")
+        assert_equal(tables(warehouse), fresh[changed])
