@@ -222,9 +222,9 @@ def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
     ingest(tmp_path, path)
     reads = []
     real_chunks = FileStream.chunks
-    monkeypatch.setattr(FileStream, "chunks", lambda s: reads.append(s.source) or real_chunks(s))
+    monkeypatch.setattr(FileStream, "chunks", lambda s: reads.append(s.name) or real_chunks(s))
     summary, _ = ingest(tmp_path, path)
     assert [f.status for f in summary.ingest.files] == ["already_ingested"] and reads == []
     write(path, GOOD[:2])  # new content under the same name: read, and a new delivery
     summary, wh = ingest(tmp_path, path)
-    assert [f.status for f in summary.ingest.files] == ["ingested"] and reads == [path]
+    assert [f.status for f in summary.ingest.files] == ["ingested"] and reads == [path.name]
