@@ -13,6 +13,7 @@ from flows.settings import Settings
 from flows.steps import StepContext, bridge, face_a_face, simultane
 from flows.steps.context import bronze_table
 from flows.storage.retention import verify
+from flows.storage.served import relink
 from flows.storage.warehouse import DamagedFile, Warehouse
 
 from .test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
@@ -106,6 +107,7 @@ def test_a_flipped_bit_is_named_and_a_backfill_of_its_month_repairs_it(
     root = tmp_path / "wh"
     shutil.copytree(sample_warehouse, root, symlinks=True)
     wh = Warehouse(root)
+    relink(wh)  # the copy's views name its own files (else `verify` names the views database)
     (entry,) = wh.entries("simultane_deal_results", ["raw_month=2026-10"])
     target = root / entry["path"]
     data = bytearray(target.read_bytes())
