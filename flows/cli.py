@@ -155,7 +155,9 @@ def _start_run(command: str, settings, prefect: bool) -> Path:
         from flows.prefect_env import use_prefect_defaults
 
         use_prefect_defaults()
-        import prefect  # noqa: F401  (configures Prefect's logging, which capture then redirects)
+        # configures Prefect's logging (`prefect.main`, which `import prefect` alone does not
+        # load), which capture then redirects: configured after, it would replace the capture
+        import prefect.main  # noqa: F401
 
     try:
         path = runlog.new_log_path(command, settings.log_dir)

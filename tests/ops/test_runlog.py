@@ -167,6 +167,7 @@ def test_a_server_launched_ahead_is_the_one_the_flow_waits_for(monkeypatch):
 
     fake = fake_server_class()
     monkeypatch.setattr("flows.prefect_server.server_class", lambda: fake)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         prefect_server.launch_ahead()
         ahead = list(prefect_server._AHEAD)
@@ -184,6 +185,7 @@ def test_a_server_launched_ahead_that_no_flow_used_is_stopped(monkeypatch):
             return [sys.executable, "-c", "import time; time.sleep(60)"]
 
     monkeypatch.setattr("flows.prefect_server.server_class", lambda: Sleeper)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
         prefect_server.launch_ahead()
     process = prefect_server._AHEAD[0].server_process
