@@ -383,7 +383,7 @@ def cmd_repair(args) -> int:
     _start_run("repair", settings, prefect=False)
     from flows.repair import repair_run
 
-    summary = repair_run(settings)
+    summary = repair_run(settings, args.date)
     _finish_run(settings, summary)
     return 0
 
@@ -834,6 +834,12 @@ def build_parser() -> argparse.ArgumentParser:
     command("recover", cmd_recover, "restore the last valid publication after damage")
     p = command(
         "repair", cmd_repair, "rebuild every table from the landing folder (a damaged bronze file)"
+    )
+    p.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="as-of date for %% actuel and in_window (default: latest data)",
     )
     p.add_argument(
         "--landing",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import tempfile
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -35,8 +36,9 @@ from flows.storage.warehouse import DamagedFile, Transaction, Warehouse, new_run
 SHOWN = 3  # missing deliveries named in the refusal
 
 
-def repair_run(settings: Settings) -> Summary:
-    """Rebuild every table of the warehouse from `settings.landing` and publish it."""
+def repair_run(settings: Settings, as_of: date | None = None) -> Summary:
+    """Rebuild every table of the warehouse from `settings.landing` and publish it (`as_of`:
+    the date of % actuel and in_window, as for a nightly)."""
     summary = Summary(new_run_id())
     wh = open_warehouse(settings)
     site = functools.partial(publish_site, wh, settings, summary)
@@ -51,7 +53,7 @@ def repair_run(settings: Settings) -> Summary:
         with tempfile.TemporaryDirectory(prefix="duplirank-repair-") as tmp:
             scratch = Path(tmp) / "warehouse"
             clean = settings.model_copy(update={"warehouse": scratch})
-            rebuilt = nightly_run(clean)
+            rebuilt = nightly_run(clean, as_of)
             summary.ingest, summary.rebuilt = rebuilt.ingest, rebuilt.rebuilt
             clean_wh = Warehouse(scratch)
             _refuse_if_deliveries_missing(wh, clean_wh, settings)
