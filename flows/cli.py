@@ -352,7 +352,8 @@ def cmd_verify(args) -> int:
         raise UserError(
             f"{len(problems)} published file(s) missing or damaged in {wh.store.url}; "
             "`duplirank recover` (the views database, the site, or the last intact "
-            "publication), or rebuild their months with `duplirank backfill`"
+            "publication), or rebuild their months with `duplirank backfill` (a bronze "
+            "file: `duplirank repair`)"
         )
     print(f"publication {wh.version()} of {wh.store.url}: every file matches its checksum")
     return 0
@@ -374,6 +375,18 @@ def cmd_recover(args) -> int:
     print(f"current publication: {folder}")
     if summary.site:
         print(summary.site)
+    return 0
+
+
+def cmd_repair(args) -> int:
+    settings = _settings(args)
+    _existing_folder(settings.landing, "landing folder")
+    _existing_folder(settings.warehouse, "warehouse")
+    _start_run("repair", settings, prefect=False)
+    from flows.repair import repair_run
+
+    summary = repair_run(settings, args.date)
+    _finish_run(settings, summary)
     return 0
 
 
@@ -821,6 +834,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("verify", cmd_verify, "check every published file against the manifest's checksums")
     command("recover", cmd_recover, "restore the last valid publication after damage")
+    p = command(
+        "repair", cmd_repair, "rebuild every table from the landing folder (a damaged bronze file)"
+    )
+    p.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="as-of date for %% actuel and in_window (default: latest data)",
+    )
+    p.add_argument(
+        "--landing",
+        type=_location,
+        metavar="DIR|URL",
+        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
+        "data/landing)",
+    )
+    quiet(p)
     _publication_commands(command)
 
     p = command("sql", cmd_sql, "run read-only SQL against the published tables")

@@ -185,6 +185,13 @@ def _written_since(wh: Warehouse, folder: str, since: float) -> bool:
     return any(e.mtime > since for e in wh.store.list(folder))
 
 
+BRONZE_REPAIR = " (`duplirank repair` rebuilds it from the landing folder)"
+
+
+def _bronze(path: str) -> bool:
+    return path.startswith("bronze/")
+
+
 def verify(wh: Warehouse) -> list[str]:
     """Problems of the current publication: every listed file against its checksum, and its
     views database against the manifest (`served.database_problem`)."""
@@ -193,7 +200,7 @@ def verify(wh: Warehouse) -> list[str]:
     for path, entry in sorted(mf.files(manifest).items()):
         problem = wh.store.check(path, entry["sha256"], entry["bytes"], deep=True)
         if problem is not None:
-            problems.append(f"{problem}: {path}")
+            problems.append(f"{problem}: {path}" + (BRONZE_REPAIR if _bronze(path) else ""))
     pointer = wh.publication()
     if pointer is not None:
         from flows.storage.served import database_problem

@@ -170,10 +170,14 @@ class Warehouse:
                     + " or rebuild its month with `duplirank backfill`"
                 )
             if problem is not None:
+                repair = (
+                    "rebuild every table from the landing folder with `duplirank repair`"
+                    if path.startswith("bronze/")
+                    else "rebuild its month with `duplirank backfill --from M --to M`"
+                )
                 raise DamagedFile(
                     f"published file {path} is damaged (its checksum does not match the "
-                    "manifest); rebuild its month with `duplirank backfill --from M --to M`, "
-                    "or restore the file from a backup"
+                    f"manifest); {repair}, or restore the file from a backup"
                 )
             self._verified.add(path)
         return self.store.uri(path)
