@@ -98,6 +98,8 @@ def history(tmp_path_factory):
         nightly_run(settings_for(warehouse, landing, changed))
         fresh[changed] = tables(warehouse)
     assert fresh[False]["simultane_blocks"].height > 50 and fresh[False]["ff_elo"].height > 20
+    # the state a nightly continues Elo from: one per month end of the three months
+    assert fresh[False]["ff_player_state"]["month"].n_unique() == 3
     assert not fresh[False]["simultane_blocks"].equals(fresh[True]["simultane_blocks"])
     assert not fresh[False]["ff_elo"].equals(fresh[True]["ff_elo"])
     return Days(files, resent, fresh)
