@@ -25,6 +25,7 @@ PUBLISHED = (
     "ff_matches",
     "ff_elo",
     "ff_player_state",
+    "simultane_player_state",
     "ff_monthly_ranking",
     "bridge_board_results",
     "bridge_standings",
