@@ -236,8 +236,9 @@ def test_state_carried_over_a_stretch_equals_the_state_of_the_whole():
     whole = elo_history(scored.lazy(), opts).collect()
     ends = whole["ended_at"].unique().sort()
     for cut, end in zip(ends[1::4], ends[3::4], strict=False):
-        first, second = whole.filter(pl.col("ended_at") < cut), whole.filter(
-            pl.col("ended_at").is_between(cut, end, closed="left")
+        first, second = (
+            whole.filter(pl.col("ended_at") < cut),
+            whole.filter(pl.col("ended_at").is_between(cut, end, closed="left")),
         )
         carried = carried_state(elo_state(first.lazy(), opts), elo_state(second.lazy(), opts))
         want = elo_state(pl.concat([first, second]).lazy(), opts).collect().sort("player_id")

@@ -42,9 +42,7 @@ CHANGED = {
 QUARANTINE = ("raw", "rule")
 
 
-def day_files(
-    out: Path, days: int = DAYS, players: int = PLAYERS
-) -> tuple[list[Path], list[Path]]:
+def day_files(out: Path, days: int = DAYS, players: int = PLAYERS) -> tuple[list[Path], list[Path]]:
     """One file per day holding that day's Simultané and Face-à-Face lines, and one per day
     holding its Face-à-Face lines alone (the day's matches sent again)."""
     simultane = {d.day: d.lines for d in simultane_log(5, players, START, days).days}
