@@ -73,6 +73,12 @@ def end_of_day(day: date, timezone: str) -> datetime:
     return local.astimezone(UTC) - timedelta(microseconds=1)
 
 
+def month_start(month: str, timezone: str) -> datetime:
+    """First instant (UTC) of a YYYY-MM month in the platform time zone."""
+    local = datetime(int(month[:4]), int(month[5:7]), 1, tzinfo=ZoneInfo(timezone))
+    return local.astimezone(UTC)
+
+
 def month_end(month: pl.Expr, timezone: str) -> pl.Expr:
     """Last instant (UTC, 1 µs before the next month starts in `timezone`) of a YYYY-MM month:
     a month's values "as of its last evening"."""

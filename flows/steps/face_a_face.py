@@ -12,7 +12,7 @@ import polars as pl
 from flows.steps.context import StepContext, rescored_partitions
 from flows.steps.simultane import put_history
 from flows.steps.units import unit_partition_step
-from transforms.calendar import month_expr
+from transforms.calendar import month_expr, month_of, month_range, month_start, shift_month
 
 MATCH = "match_id"
 
@@ -32,14 +32,15 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
 
 
 def history_step(ctx: StepContext, first: str) -> list[dict]:
-    """ff_elo, ff_matches and the ranking of every month from `first` (or earlier, when a
-    rescored match moves the Elo of a match of an earlier month).
+    """ff_elo, ff_matches, the ranking and ff_player_state of every month from `first` (or
+    earlier, when a rescored match moves the Elo of a match of an earlier month).
 
     Elo is replayed from the first point of its order (end time) that the rescored matches
-    touch, seeded by each player's state there (`elo_state` of the published ff_elo rows
-    before it); a backfill (`from_scratch`) replays every match.
+    touch, seeded by each player's state there: the published `ff_player_state` of the month
+    before that point, carried over the ff_elo rows from that month's end to the point. A
+    backfill (`from_scratch`) replays every match.
     """
-    from transforms.face_a_face.elo import elo_history, elo_state, with_elo
+    from transforms.face_a_face.elo import carried_state, elo_history, elo_state, with_elo
     from transforms.face_a_face.ranking import monthly_ranking
 
     opts = ctx.settings.face_a_face_options()
@@ -50,29 +51,92 @@ def history_step(ctx: StepContext, first: str) -> list[dict]:
     cut = None if ctx.from_scratch else _elo_cut(ctx)
     if cut is None:  # every match, from the start of the order
         elo = elo_history(scored, opts).collect()
-        kept = elo.clear()
+        rows = elo.sort("elo_seq", "player_id")
+        states = _month_states(elo, None, None, opts)
+        ranking_rows = rows
+        first_state = "0000-01"
     else:
         published = wh.scan("ff_elo", pending=pending)
-        before = published.filter(pl.col("ended_at") < cut)
+        cut_month = month_of(cut, opts.timezone)
+        base_month, base = _published_state(ctx, shift_month(cut_month, -1))
+        stretch = published.filter(pl.col("ended_at") < cut)
+        if base_month is not None:  # the rows from the end of the state's month
+            since = month_start(shift_month(base_month, 1), opts.timezone)
+            stretch = stretch.filter(pl.col("ended_at") >= since)
+        stretch = stretch.collect()
+        state = carried_state(base.lazy(), elo_state(stretch.lazy(), opts)).collect()
+        first_seq = (state["elo_seq"].max() + 1) if state.height else 0
         after = scored.filter(pl.col("ended_at") >= cut)
-        seq = scored.filter(pl.col("counts_for_ranking") & (pl.col("ended_at") < cut))
-        first_seq = seq.select(pl.len()).collect().item()
-        elo = elo_history(after, opts, elo_state(before, opts).collect(), first_seq).collect()
+        elo = elo_history(after, opts, state, first_seq).collect()
         # a replayed match of a month before `first` changes that month too
         replayed = published.filter(pl.col("ended_at") >= cut).select("month").collect()
         months = pl.concat([replayed["month"], elo["month"]]).drop_nulls()
         first = min(first, months.min()) if months.len() else first
-        kept = before.filter(pl.col("month") >= first).collect()
-        # the ranking reads each player's rating at the end of every month from `first`
-        ranking_elo = _last_before(pl.concat([before, elo.lazy()]), first, opts).collect()
-    rows = pl.concat([kept, elo]).sort("elo_seq", "player_id")
+        kept = published.filter((pl.col("ended_at") < cut) & (pl.col("month") >= first)).collect()
+        rows = pl.concat([kept, elo]).sort("elo_seq", "player_id")
+        states = _month_states(pl.concat([stretch, elo]), base, base_month, opts)
+        first_state = cut_month if base_month is not None else "0000-01"
+        # the ranking reads each player's rating at the end of the month before `first`
+        # (their state then) and every row ending from `first` on
+        ranking_rows = _ranking_elo(ctx, published, elo, states, first, cut, opts)
     matches = with_elo(scored.filter(pl.col("month") >= first), rows.lazy(), opts).collect()
-    ranking_rows = rows if cut is None else ranking_elo
     ranking = monthly_ranking(matches.lazy(), ranking_rows.lazy(), opts).collect()
     put_history(tx, "ff_matches", matches, first, pending)
     put_history(tx, "ff_elo", rows, first, pending)
     put_history(tx, "ff_monthly_ranking", ranking, first, pending)
+    put_history(tx, "ff_player_state", states.filter(pl.col("month") >= first_state),
+                first_state, pending)  # fmt: skip
     return tx.ops
+
+
+def _published_state(ctx: StepContext, month: str) -> tuple[str | None, pl.DataFrame]:
+    """The latest published ff_player_state of a month ≤ `month` (its month and rows), or
+    (None, no rows) when there is none: Elo then starts from the first match."""
+    from transforms.face_a_face.elo import STATE_SCHEMA
+
+    pending = list(ctx.pending)
+    months = [m for m in ctx.wh.months("ff_player_state", pending) if m <= month]
+    if not months:
+        return None, pl.DataFrame(schema=STATE_SCHEMA)
+    rows = ctx.wh.scan("ff_player_state", [f"month={months[-1]}"], pending=pending)
+    return months[-1], rows.select(*STATE_SCHEMA).collect()
+
+
+def _month_states(
+    elo: pl.DataFrame, base: pl.DataFrame | None, base_month: str | None, opts
+) -> pl.DataFrame:
+    """ff_player_state of every month after `base_month` (whose state is `base`) to the last
+    month an ff_elo row of `elo` (every row after base_month's end) ends in: each player's
+    state after their last rated match ending by the end of the month."""
+    from transforms.face_a_face.elo import STATE_SCHEMA, carried_state, elo_state
+
+    state = pl.DataFrame(schema=STATE_SCHEMA) if base is None else base
+    ended = elo.with_columns(_ended=month_expr("ended_at", opts.timezone))
+    if ended.is_empty():
+        return state.clear().with_columns(month=pl.lit(None, pl.String))
+    first = ended["_ended"].min() if base_month is None else shift_month(base_month, 1)
+    out = []
+    for month in month_range(first, ended["_ended"].max()):
+        stretch = ended.filter(pl.col("_ended") == month).lazy()
+        state = carried_state(state.lazy(), elo_state(stretch, opts)).collect()
+        out.append(state.sort("player_id").with_columns(month=pl.lit(month)))
+    return pl.concat(out)
+
+
+def _ranking_elo(ctx, published, elo, states, first, cut, opts) -> pl.DataFrame:
+    """The ff_elo rows the ranking of the months from `first` reads: each player's last one
+    ending before `first` (as their state of the month before carries it) and every row ending
+    from `first` on (published before `cut`, replayed after)."""
+    before = shift_month(first, -1)
+    month, state = before, states.filter(pl.col("month") == before)
+    if state.is_empty():
+        month, state = _published_state(ctx, before)
+    start = month_start(first, opts.timezone)
+    later = published.filter((pl.col("ended_at") >= start) & (pl.col("ended_at") < cut))
+    last = state.select("player_id", "ended_at", "elo_seq", pl.col("elo").alias("elo_after"))
+    return pl.concat(
+        [last, later.collect(), elo.filter(pl.col("ended_at") >= start)], how="diagonal_relaxed"
+    ).select(elo.columns)
 
 
 def _elo_cut(ctx: StepContext):
@@ -102,16 +166,3 @@ def _elo_cut(ctx: StepContext):
         return first_end
     last = wh.scan("ff_elo", pending=pending).select(pl.col("ended_at").max()).collect().item()
     return None if last is None else last + timedelta(microseconds=1)
-
-
-def _last_before(elo: pl.LazyFrame, first: str, opts) -> pl.LazyFrame:
-    """Of the ff_elo rows given, each player's last one ending before month `first` (the
-    rating a ranking of `first` or later starts from), and all the others ending later."""
-    earlier = month_expr("ended_at", opts.timezone) < first
-    return pl.concat(
-        [
-            elo.filter(earlier).sort("elo_seq").group_by("player_id").last(),
-            elo.filter(~earlier),
-        ],
-        how="diagonal",
-    ).select(elo.collect_schema().names())

@@ -25,8 +25,9 @@ from flows.steps.context import (
     resolved,
 )
 from flows.steps.isolate import failure_issues, isolated
-from transforms.calendar import day_expr, end_of_day, month_of
+from transforms.calendar import day_expr, end_of_day, month_expr, month_of, month_range, shift_month
 from transforms.issues import DATA_ISSUES_SCHEMA
+from transforms.simultane.blocks import COLUMNS
 
 TOURNAMENT = "tournament_id"
 
@@ -175,8 +176,12 @@ def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]
         (pl.col("month") >= plan.first) & mine
     )
     daily_rows = daily(tournaments, opts).collect()
-    for table, rows, first in (("simultane_blocks", block_rows, plan.first_block_month),
-                               ("simultane_daily", daily_rows, plan.first)):  # fmt: skip
+    last = month_of(plan.latest, opts.timezone) if plan.latest is not None else None
+    state_rows = block_states(block_rows, plan.first_block_month, last, opts)
+    block_month = plan.first_block_month
+    for table, rows, first in (("simultane_blocks", block_rows, block_month),
+                               ("simultane_daily", daily_rows, plan.first),
+                               ("simultane_player_state", state_rows, block_month)):  # fmt: skip
         rows = rows.filter(pl.col("month") >= first)
         order = ["month", "player_id", "date" if "date" in rows.columns else "block_no"]
         for (month,), part in rows.sort(order).group_by("month", maintain_order=True):
@@ -185,6 +190,59 @@ def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]
         if shard == 0:
             tx.put_schema("gold", table, rows)
     return tx.ops
+
+
+STATE_COLUMNS = ["player_id", "block_no", "started_at", "ended_at", "pct_cumul", "pct_actuel", "k",
+                 "representative"]  # fmt: skip
+
+
+def block_states(blocks: pl.DataFrame, first: str, last: str | None, opts) -> pl.DataFrame:
+    """simultane_player_state of every month from `first` to `last`: each player's last
+    window_results + 1 blocks ending by the end of the month (what % actuel and the blocks
+    after them read), `month` being the state's. `blocks`: every block of the players, or
+    those of `first` on and each player's state before it."""
+    keep = opts.window_results + 1
+    ended = blocks.select(*STATE_COLUMNS, _month=month_expr("ended_at", opts.timezone))
+    out = [
+        ended.filter(pl.col("_month") <= month)
+        .sort("player_id", "block_no")
+        .group_by("player_id", maintain_order=True)
+        .tail(keep)
+        .select(*STATE_COLUMNS, month=pl.lit(month))
+        for month in (month_range(first, last) if last and not blocks.is_empty() else [])
+    ]
+    frame = pl.concat(out) if out else None
+    if frame is None:
+        schema = {**blocks.select(*STATE_COLUMNS).schema, "month": pl.String}
+        return pl.DataFrame(schema=schema)
+    return frame
+
+
+def _blocks_before(ctx: StepContext, plan: HistoryPlan, mine: pl.Expr, opts) -> pl.LazyFrame:
+    """The published blocks a continuation reads: those of the months from
+    plan.first_block_month on, and before them each player's last ones (their
+    simultane_player_state at the end of the month before), or, with no state published,
+    every block."""
+    wh, pending = ctx.wh, list(ctx.pending)
+    blocks = wh.scan("simultane_blocks", pending=pending)
+    if not wh.entries("simultane_player_state", pending=pending):
+        return blocks.drop("in_window").filter(mine)
+    first = plan.first_block_month
+    month = f"month={shift_month(first, -1)}"
+    parts = [k for k in wh.partitions("simultane_player_state", pending)
+             if k.split("/")[0] == month]  # fmt: skip
+    recent = [k for k in wh.partitions("simultane_blocks", pending)
+              if k.startswith("month=") and k.split("/")[0] >= f"month={first}"]  # fmt: skip
+    frames = []
+    if recent:
+        frames.append(wh.scan("simultane_blocks", recent, pending=pending).drop("in_window"))
+    if parts:
+        state = wh.scan("simultane_player_state", parts, pending=pending).select(STATE_COLUMNS)
+        frames.append(state.with_columns(month=month_expr("ended_at", opts.timezone)))
+    if not frames:
+        return blocks.drop("in_window").filter(mine).clear()
+    columns = [c for c in COLUMNS if c != "in_window"]
+    return pl.concat([f.select(columns) for f in frames]).filter(mine)
 
 
 DEAL_COLUMNS = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
@@ -210,7 +268,7 @@ def _continued_blocks(
         _changed_deals(ctx, plan.rescored).filter(mine)
         .group_by(player).agg(pl.col("played_at").min().alias("_cut"))
     ).collect()  # fmt: skip
-    published = ctx.wh.scan("simultane_blocks", pending=list(ctx.pending)).filter(mine)
+    published = _blocks_before(ctx, plan, mine, opts)
     kept = (
         published.join(cuts.lazy(), on=player, how="left")
         .filter(pl.col("_cut").is_null() | (ended < pl.col("_cut")))
@@ -223,7 +281,7 @@ def _continued_blocks(
         how="left",
     ).with_columns(pl.col("blocks").fill_null(0))
     if done.is_empty():  # no deal of these players changed: only in_window moves
-        return in_window(kept.drop("in_window").lazy(), kept.lazy(), opts, plan.latest).collect()
+        return in_window(kept.lazy(), kept.lazy(), opts, plan.latest).collect()
     scored = pl.col("scored") & ~pl.col("is_bot")
     since = done["ended_at"].min() if done["ended_at"].null_count() == 0 else None
     # the changed players' deals only (a predicate the scan applies as it reads), from the
@@ -248,7 +306,7 @@ def _continued_blocks(
     results = ["player_id", "block_no", "ended_at", "pct_cumul"]
     earlier = pl.concat([kept.select(results), fresh.select(results)])
     fresh = with_actuel(fresh.lazy(), earlier.lazy(), opts).collect()
-    rows = pl.concat([kept, fresh], how="diagonal_relaxed").drop("in_window")
+    rows = pl.concat([kept, fresh], how="diagonal_relaxed")
     return in_window(rows.lazy(), earlier.lazy(), opts, plan.latest).collect()
 
 
@@ -261,7 +319,8 @@ def history_finish(ctx: StepContext, plan: HistoryPlan, shard_ops: list[dict]) -
     opts = ctx.settings.simultane_options()
     wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
     for table, first in (("simultane_blocks", plan.first_block_month),
-                         ("simultane_daily", plan.first)):  # fmt: skip
+                         ("simultane_daily", plan.first),
+                         ("simultane_player_state", plan.first_block_month)):  # fmt: skip
         for key in wh.partitions(table, pending):
             month = key.split("/")[0].removeprefix("month=")
             if key.startswith("month=") and month >= first:

@@ -16,7 +16,7 @@ from transforms.face_a_face import (
     score_matches,
     with_elo,
 )
-from transforms.face_a_face.elo import elo_state
+from transforms.face_a_face.elo import carried_state, elo_state
 
 OPTS = FaceAFaceOptions()
 HOUR = timedelta(hours=1)
@@ -224,3 +224,24 @@ def test_elo_from_the_state_at_any_point_equals_elo_over_all():
         first_seq = scored.filter(pl.col("counts_for_ranking") & (pl.col("ended_at") < cut)).height
         rest = elo_history(after.lazy(), opts, state, first_seq).collect()
         assert pl.concat([before, rest]).equals(whole), cut
+        # the state carries the position in the order: its last elo_seq + 1
+        assert state["elo_seq"].max() + 1 == first_seq, cut
+
+
+def test_state_carried_over_a_stretch_equals_the_state_of_the_whole():
+    """The state after two consecutive stretches of the order, carried from the state after
+    the first, is the state after both (rating, rated matches summed, master, last match)."""
+    opts = FaceAFaceOptions(k_master_rating=1620)
+    scored = score_matches(_history().frames(), opts).tables["ff_match_scores"].collect()
+    whole = elo_history(scored.lazy(), opts).collect()
+    ends = whole["ended_at"].unique().sort()
+    for cut, end in zip(ends[1::4], ends[3::4], strict=False):
+        first, second = (
+            whole.filter(pl.col("ended_at") < cut),
+            whole.filter(pl.col("ended_at").is_between(cut, end, closed="left")),
+        )
+        carried = carried_state(elo_state(first.lazy(), opts), elo_state(second.lazy(), opts))
+        want = elo_state(pl.concat([first, second]).lazy(), opts).collect().sort("player_id")
+        got = carried.collect().sort("player_id")
+        assert got.equals(want), cut
+        assert (got["rated"] > elo_state(second.lazy(), opts).collect()["rated"].max()).any()

@@ -24,6 +24,8 @@ PUBLISHED = (
     "ff_deal_results",
     "ff_matches",
     "ff_elo",
+    "ff_player_state",
+    "simultane_player_state",
     "ff_monthly_ranking",
     "bridge_board_results",
     "bridge_standings",

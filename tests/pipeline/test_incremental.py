@@ -42,14 +42,14 @@ CHANGED = {
 QUARANTINE = ("raw", "rule")
 
 
-def day_files(out: Path) -> tuple[list[Path], list[Path]]:
+def day_files(out: Path, days: int = DAYS, players: int = PLAYERS) -> tuple[list[Path], list[Path]]:
     """One file per day holding that day's Simultané and Face-à-Face lines, and one per day
     holding its Face-à-Face lines alone (the day's matches sent again)."""
-    simultane = {d.day: d.lines for d in simultane_log(5, PLAYERS, START, DAYS).days}
-    ff = split_by_day(ff_lines(5, player_ids(PLAYERS), START, DAYS), START)
+    simultane = {d.day: d.lines for d in simultane_log(5, players, START, days).days}
+    ff = split_by_day(ff_lines(5, player_ids(players), START, days), START)
     out.mkdir(parents=True)
     files, resent = [], []
-    for offset in range(DAYS):
+    for offset in range(days):
         day = START + timedelta(days=offset)
         path = out / f"day-{day.isoformat()}.jsonl"
         path.write_text("".join(line + "\n" for line in simultane[day] + ff.get(day, [])))
@@ -98,6 +98,8 @@ def history(tmp_path_factory):
         nightly_run(settings_for(warehouse, landing, changed))
         fresh[changed] = tables(warehouse)
     assert fresh[False]["simultane_blocks"].height > 50 and fresh[False]["ff_elo"].height > 20
+    # the state a nightly continues Elo from: one per month end of the three months
+    assert fresh[False]["ff_player_state"]["month"].n_unique() == 3
     assert not fresh[False]["simultane_blocks"].equals(fresh[True]["simultane_blocks"])
     assert not fresh[False]["ff_elo"].equals(fresh[True]["ff_elo"])
     return Days(files, resent, fresh)
@@ -151,3 +153,32 @@ def test_nightlies_publish_what_one_fresh_run_publishes(
                 if any(landing.iterdir()):  # else there is nothing to backfill yet
                     backfill_run(settings_for(warehouse, landing, changed), "2026-01", "2026-03")
         assert_equal(tables(warehouse), fresh[changed])
+
+
+def test_a_nightly_continues_from_the_state_of_a_month_end(tmp_path):
+    """Over 100 days, a nightly of the last 10 (April) rewrites blocks from March (the 45-day
+    window) and Elo from April: it continues from each player's state at the end of February
+    (Simultané: blocks of 250 deals, so a player's last block before the new deals may be
+    February's) and of March (Face-à-Face), and publishes what one fresh run does."""
+    files, _ = day_files(tmp_path / "days", days=100, players=2)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    rules = {"simultane": SimultaneOptions(block_deals=250)}
+
+    def run(warehouse: Path) -> None:
+        nightly_run(Settings(warehouse=warehouse, landing=landing,
+                             site=SiteOptions(enabled=False), **rules))  # fmt: skip
+
+    for path in files[:90]:
+        shutil.copy(path, landing / path.name)
+    run(tmp_path / "nightly")
+    for path in files[90:]:
+        shutil.copy(path, landing / path.name)
+    run(tmp_path / "nightly")
+    run(tmp_path / "fresh")
+    want = tables(tmp_path / "fresh")
+    blocks = want["simultane_blocks"]
+    # a player's blocks in April follow one of February's, none in March before the cut
+    assert blocks.filter(pl.col("month") == "2026-04").height
+    assert want["simultane_player_state"].filter(pl.col("month") == "2026-02").height
+    assert_equal(tables(tmp_path / "nightly"), want)

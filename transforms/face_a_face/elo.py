@@ -112,19 +112,46 @@ def _loop(ia, ib, sa, rating, rated, master, out, opts: FaceAFaceOptions) -> Non
         after_b[i] = rb
 
 
-STATE_SCHEMA = {"player_id": pl.String, "elo": pl.Float64, "rated": pl.Int64, "master": pl.Boolean}
+STATE_SCHEMA = {
+    "player_id": pl.String,
+    "elo": pl.Float64,
+    "rated": pl.Int64,
+    "master": pl.Boolean,
+    "elo_seq": pl.Int64,
+    "ended_at": pl.Datetime("us", "UTC"),
+}
 
 
 def elo_state(elo: pl.LazyFrame, opts: FaceAFaceOptions) -> pl.LazyFrame:
     """Each player's state after the `ff_elo` rows given (a prefix of the Elo order): rating
-    (elo_after of their last row), rated matches (their rows) and master (ever ≥
-    k_master_rating, start included). Columns of STATE_SCHEMA."""
+    (elo_after of their last row), rated matches (their rows), master (ever ≥
+    k_master_rating, start included), and the elo_seq and ended_at of their last row.
+    Columns of STATE_SCHEMA."""
     return (
         elo.group_by("player_id")
         .agg(
             pl.col("elo_after").sort_by("elo_seq").last().alias("elo"),
             pl.len().cast(pl.Int64).alias("rated"),
             (pl.col("elo_after").max() >= opts.k_master_rating).alias("master"),
+            pl.col("elo_seq").max().cast(pl.Int64),
+            pl.col("ended_at").max().cast(STATE_SCHEMA["ended_at"]),
+        )
+        .select(*STATE_SCHEMA)
+    )
+
+
+def carried_state(before: pl.LazyFrame, later: pl.LazyFrame) -> pl.LazyFrame:
+    """The state after the rows of two consecutive stretches of the Elo order, from the state
+    after the first (`before`) and after the second (`later`, both of STATE_SCHEMA)."""
+    return (
+        pl.concat([before.select(*STATE_SCHEMA), later.select(*STATE_SCHEMA)])
+        .group_by("player_id")
+        .agg(
+            pl.col("elo").sort_by("elo_seq").last(),
+            pl.col("rated").sum(),
+            pl.col("master").any(),
+            pl.col("elo_seq").max(),
+            pl.col("ended_at").max(),
         )
         .select(*STATE_SCHEMA)
     )
