@@ -3,8 +3,8 @@ PY      ?= python3.11
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Nothing is written here but .venv/ and data/warehouse/: Prefect's state and the run logs go
-# to the user's state folder (flows/prefect_env.py, flows/runlog.py).
+# Nothing is written here but .venv/, duplirank.egg-info/ and data/warehouse/: Prefect's state
+# and the run logs go to the user's state folder (flows/prefect_env.py, flows/runlog.py).
 
 .PHONY: run test lint bench clean
 
@@ -22,11 +22,13 @@ run: $(STAMP)
 # the disk, so three keep two cores busy
 TEST_WORKERS ?= 3
 
-test: $(STAMP)
+# lint first: a lint or format error fails the suite before any test runs
+test: lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check flows transforms tests bench
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

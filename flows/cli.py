@@ -518,9 +518,7 @@ def _publication_commands(command) -> None:
     )
     p.add_argument("first", metavar="N", help="a kept publication: number or YYYY-MM-DDTHH:MM")
     p.add_argument("second", metavar="M", help="a kept publication: number or YYYY-MM-DDTHH:MM")
-    p.add_argument(
-        "--table", metavar="T", help="list T's rows: key, changed column, before, after"
-    )
+    p.add_argument("--table", metavar="T", help="list T's rows: key, changed column, before, after")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
 

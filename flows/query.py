@@ -533,9 +533,7 @@ def _check_parameters(statement: duckdb.Statement, params: dict) -> None:
         raise UserError("--param " + ", ".join(unused) + ": the query has no such $name")
 
 
-def _bounded(
-    con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable, close: bool = True
-):
+def _bounded(con: duckdb.DuckDBPyConnection, timeout_s: float, work: Callable, close: bool = True):
     """Run `work()` in a worker thread; interrupt the connection at the deadline, or when the
     calling thread gets KeyboardInterrupt (Ctrl-C). The connection is closed at the end
     (`close`; else only when the query was stopped).

@@ -256,9 +256,7 @@ def backfill_run(
     return summary
 
 
-def announced_changes(
-    wh: Warehouse, base: str | None, timezone: str
-) -> dict[str, int | None]:
+def announced_changes(wh: Warehouse, base: str | None, timezone: str) -> dict[str, int | None]:
     """Rows of the gold tables (the rankings and results players see; the silver ones are
     not read: they can be large) added, removed or changed from publication `base` to the
     current one, per month that had ended (its ranking announced) — what a backfill changed

@@ -302,9 +302,7 @@ class Input:
             self.opened = None
 
 
-def list_inputs(
-    paths: list[Path | str], exclude: Path | str | None = None
-) -> list[Input]:
+def list_inputs(paths: list[Path | str], exclude: Path | str | None = None) -> list[Input]:
     """Every file under the given files/folders, in name order (deliveries are ordered).
 
     In a folder, files whose name has no known suffix (case-insensitive), entries that are
@@ -691,9 +689,7 @@ class _LineSplitter:
         self.long: Special | None = None  # a line too long, being skipped
         self.long_size = 0
 
-    def split(
-        self, blocks: Iterator[bytes | np.ndarray], stream: FileStream
-    ) -> Iterator[Chunk]:
+    def split(self, blocks: Iterator[bytes | np.ndarray], stream: FileStream) -> Iterator[Chunk]:
         """Chunks of the lines of `blocks` (uint8 arrays, or bytes: read as arrays without a
         copy); a block that does not end with a line end is joined to the next one."""
         carry, pending = _NO_BYTES, []

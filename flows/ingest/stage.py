@@ -249,9 +249,7 @@ class Sink:
             known = pl.DataFrame(schema={"key": pl.String(), PARTITION: pl.String()})
             if files:
                 known = (
-                    self.wh.scan_files(files)
-                    .select(pl.col(key).alias("key"), PARTITION)
-                    .collect()
+                    self.wh.scan_files(files).select(pl.col(key).alias("key"), PARTITION).collect()
                 )
             self._bronze_parents[record_type] = known
         frames = [self._bronze_parents[record_type], *self.new_parents.get(record_type, [])]

@@ -46,8 +46,9 @@ def site_layout(w: dict, lang: str) -> Layout:
     )
 
 
-def pages(t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS,
-          shell=None) -> Iterator[Page | Reuse]:
+def pages(
+    t: dict, w: dict, lang: str, previous: Previous = NO_PREVIOUS, shell=None
+) -> Iterator[Page | Reuse]:
     """The months' lists of events and every event's pages; the pages of an event whose rows
     (standings, travellers, date) did not change since the previous site are linked, not made."""
     standings = t["bridge_standings"]
@@ -125,8 +126,16 @@ def month_pages(events: pl.DataFrame, w: dict, lang: str) -> Iterator[Page]:
         yield Page(
             paths.bridge_month(month),
             f"{w['bridge']} — {name}",
-            [{"kind": "table", "caption": f"{w['events']} — {name}", "cols": header(cols),
-              "body": body, "sortable": True, "sorted": 0}],  # fmt: skip
+            [
+                {
+                    "kind": "table",
+                    "caption": f"{w['events']} — {name}",
+                    "cols": header(cols),
+                    "body": body,
+                    "sortable": True,
+                    "sorted": 0,
+                }
+            ],  # fmt: skip
             crumbs=[(w["home"], paths.INDEX)],
         )
 
@@ -162,14 +171,20 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
     root = "../" * layout.base(standings["event_id"][0]).count("/")
 
     def pair_link(pair: str) -> pl.Expr:
-        prefix = pl.when(pl.col("_sec") == "").then(pl.lit("")).otherwise(
-            pl.concat_str(pl.col("_sec"), pl.lit("-")))
+        prefix = (
+            pl.when(pl.col("_sec") == "")
+            .then(pl.lit(""))
+            .otherwise(pl.concat_str(pl.col("_sec"), pl.lit("-")))
+        )
         return pl.concat_str(pl.col("_base"), pl.lit("paire-"), prefix, paths.slug_expr(pair),
                              pl.lit(".html"))  # fmt: skip
 
     def board_link() -> pl.Expr:
-        prefix = pl.when(pl.col("_sec") == "").then(pl.lit("")).otherwise(
-            pl.concat_str(pl.col("_sec"), pl.lit("-")))
+        prefix = (
+            pl.when(pl.col("_sec") == "")
+            .then(pl.lit(""))
+            .otherwise(pl.concat_str(pl.col("_sec"), pl.lit("-")))
+        )
         return pl.concat_str(pl.col("_base"), pl.lit("donne-"), prefix,
                              pl.col("board").cast(pl.String), pl.lit(".html"))  # fmt: skip
 
@@ -215,8 +230,13 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
         cols = [
             Col(w["rank"], text(pl.col("rank")), num=True),
             # the players' names under the pair's number, where the event file gives them
-            Col(w["pair"], pair_names("pair", "names") if names else pl.col("pair"),
-                href=pair_link("pair"), th=True, sort=pl.col("pair") if names else None),
+            Col(
+                w["pair"],
+                pair_names("pair", "names") if names else pl.col("pair"),
+                href=pair_link("pair"),
+                th=True,
+                sort=pl.col("pair") if names else None,
+            ),
             Col(w["total"], total, num=True),
             *([Col(w["pct"], num(pl.col("pct"), 2, lang), num=True)] if mp else []),
             *([Col(w["imp"], num(pl.col("imps"), 2, lang), num=True)] if vp and not mp else []),
@@ -264,14 +284,16 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
     round_col = Col(w["round"], text(pl.col("round")), num=True)
     # matchpoint events show both sides' MP and %, IMP events both sides' IMP
     traveller_cols = {
-        True: traveller_head + [
+        True: traveller_head
+        + [
             Col(w["mp_ns"], num(pl.col("mp"), 2, lang), num=True),
             Col(w["mp_ew"], num(pl.col("mp_ew"), 2, lang), num=True),
             Col(w["pct_ns"], num(pl.col("pct"), 2, lang), num=True),
             Col(w["pct_ew"], num(pl.col("pct_ew"), 2, lang), num=True),
             round_col,
         ],
-        False: traveller_head + [
+        False: traveller_head
+        + [
             Col(w["imp_ns"], num(pl.col("imp"), 2, lang), num=True),
             Col(w["imp_ew"], num(pl.col("imp_ew"), 2, lang), num=True),
             round_col,
@@ -297,7 +319,8 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
             .otherwise(text(pl.col("score"))), num=True, sort=pl.col("score").cast(pl.String)),
     ]  # fmt: skip
     card_cols = {
-        True: card_head + [
+        True: card_head
+        + [
             Col(w["mp"], num(pl.col("mp"), 2, lang), num=True),
             Col(w["pct"], num(pl.col("pct"), 2, lang), num=True),
         ],
@@ -366,11 +389,21 @@ def event_pages(standings, boards, events, w, lang, layout: Layout,
             for i, b in enumerate(numbers):
                 links = []
                 if i > 0:
-                    links.append((f"← {w['board']} {numbers[i - 1]}",
-                                  paths.bridge_board(base, sec_slug, numbers[i - 1]), None))
+                    links.append(
+                        (
+                            f"← {w['board']} {numbers[i - 1]}",
+                            paths.bridge_board(base, sec_slug, numbers[i - 1]),
+                            None,
+                        )
+                    )
                 if i + 1 < len(numbers):
-                    links.append((f"{w['board']} {numbers[i + 1]} →",
-                                  paths.bridge_board(base, sec_slug, numbers[i + 1]), None))
+                    links.append(
+                        (
+                            f"{w['board']} {numbers[i + 1]} →",
+                            paths.bridge_board(base, sec_slug, numbers[i + 1]),
+                            None,
+                        )
+                    )
                 hand_diagram = diagram(b, *dealt.get((event_id, section, b), (None,) * 3), w)
                 yield Page(
                     paths.bridge_board(base, sec_slug, b),

@@ -101,7 +101,7 @@ def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> lis
 
 
 def _elo_change(before: str, after: str, lang: str) -> Keyed:
-    """"1600 → 1616" (– without a rating), shown once per distinct pair of rounded ratings."""
+    """ "1600 → 1616" (– without a rating), shown once per distinct pair of rounded ratings."""
     return Keyed.of(
         lambda b, a: pl.when(b.is_null()).then(pl.lit(MISSING)).otherwise(
             pl.concat_str(_int(b), pl.lit(" → "), _int(a).fill_null(MISSING))),
@@ -192,17 +192,27 @@ def month_pages(ranking, matches, months, rows: MatchRows, w, lang,
         Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
         Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
     ]
-    by_month = grouped_rows(ranking.sort("month", "rank", "player_id"), ["month"],
-                            row_items(cols, "", row_id=paths.player_row_anchor_expr()))
+    by_month = grouped_rows(
+        ranking.sort("month", "rank", "player_id"),
+        ["month"],
+        row_items(cols, "", row_id=paths.player_row_anchor_expr()),
+    )
     listed = matches.with_row_index("_m").filter(pl.col("month").is_in(
         pl.Series(todo, dtype=pl.String).implode())).sort("month", "_m")  # fmt: skip
     match_list = rows.grouped(listed["_m"].to_numpy(), listed, ["month"])
-    frame = pl.DataFrame({"month": todo}).with_columns(
-        _name=pl.col("month").replace_strict(names or {}, default=pl.col("month")),
-        fingerprint=pl.col("month").replace_strict(fps, default=None),
-    ).join(ranking.group_by("month").len("_players"), on="month", how="left",
-           maintain_order="left").join(
-        listed.group_by("month").len("_matches"), on="month", how="left", maintain_order="left")
+    frame = (
+        pl.DataFrame({"month": todo})
+        .with_columns(
+            _name=pl.col("month").replace_strict(names or {}, default=pl.col("month")),
+            fingerprint=pl.col("month").replace_strict(fps, default=None),
+        )
+        .join(
+            ranking.group_by("month").len("_players"), on="month", how="left", maintain_order="left"
+        )
+        .join(
+            listed.group_by("month").len("_matches"), on="month", how="left", maintain_order="left"
+        )
+    )
     name = pl.col("_name")
     home = [(w["home"], paths.INDEX)]
     rank_page = Pages(frame.with_columns(path=pl.concat_str(
@@ -250,8 +260,17 @@ def month_pages(ranking, matches, months, rows: MatchRows, w, lang,
     yield list_page.done()
 
 
-def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
-                shell: html.Shell | None = None, names: dict | None = None) -> Iterator:
+def match_pages(
+    matches,
+    deal_results,
+    w,
+    lang,
+    timezone,
+    crumb,
+    previous,
+    shell: html.Shell | None = None,
+    names: dict | None = None,
+) -> Iterator:
     """A page per day of matches (the platform's time zone), each match a section `#m-<id>`
     (its facts: date, players, match points, outcome, forfeit, ELO, time-outs; its 16 deals).
     A day whose rows did not change since the previous site keeps its page (every day but the
@@ -306,8 +325,11 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
     def fact(label: str, value, optional: pl.Expr | None = None) -> list:
         opening = f"<div><dt>{html.escape(label)}<dd>"
         if optional is not None:  # only when there is one
-            return [pl.when(optional.is_not_null()).then(pl.concat_str(
-                pl.lit(opening), escape(optional), pl.lit("</div>"))).otherwise(pl.lit(""))]
+            return [
+                pl.when(optional.is_not_null())
+                .then(pl.concat_str(pl.lit(opening), escape(optional), pl.lit("</div>")))
+                .otherwise(pl.lit(""))
+            ]
         shown = value if isinstance(value, Keyed) else escape(value).fill_null(MISSING)
         return [opening, shown, "</div>"]
 
@@ -318,13 +340,13 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
             pl.lit("</a>")))  # fmt: skip
 
     head = thead(tuple((c.label, c.num) for c in cols), None)
-    region = (
-        '\n<div class="scroll" role="region" tabindex="0" aria-label="'
-    )
+    region = '\n<div class="scroll" role="region" tabindex="0" aria-label="'
     score = Keyed.of(lambda a, b: pl.concat_str(text(a), pl.lit(" – "), text(b)),
                      pl.col("mp_a"), pl.col("mp_b"))  # fmt: skip
-    region_name = [escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))),
-                   f" — {html.escape(w['deals'])}"]  # (the caption: the deals)
+    region_name = [
+        escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))),
+        f" — {html.escape(w['deals'])}",
+    ]  # (the caption: the deals)
     classes = html.table_classes(tuple((c.label, c.num) for c in cols), False, None)
     article = [
         '\n<article class="match" id="', pl.lit(paths.ff_match_anchor("")),
@@ -376,9 +398,14 @@ def match_pages(matches, deal_results, w, lang, timezone, crumb, previous,
         _list=pl.concat_str(pl.lit("face-a-face/"), pl.col("month"), pl.lit("/matches.html")),
     )  # fmt: skip
     page = Pages(frame)
-    page.add(*shell.head(ROOT, False, pl.concat_str(pl.lit(f"{w['matches_of_day']} "),
-                                                    pl.col("day")),
-                         [(w["home"], paths.INDEX), crumb, (pl.col("_name"), pl.col("_list"))]))
+    page.add(
+        *shell.head(
+            ROOT,
+            False,
+            pl.concat_str(pl.lit(f"{w['matches_of_day']} "), pl.col("day")),
+            [(w["home"], paths.INDEX), crumb, (pl.col("_name"), pl.col("_list"))],
+        )
+    )
     page.rows(by_day, "day", "<section>", "\n</section>")
     page.add(shell.tail(ROOT, False))
     yield page.done()
@@ -406,7 +433,8 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
     if todo.is_empty():
         return
     sides = rows_of(sides, "player_id", todo, reuse).sort(
-        "player_id", "when", "match_id", descending=[False, True, True])
+        "player_id", "when", "match_id", descending=[False, True, True]
+    )
     ranking = rows_of(ranking, "player_id", todo, reuse)
     elo = rows_of(elo, "player_id", todo, reuse) if has_elo else None
     month_cols = [
@@ -430,7 +458,8 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
            maintain_order="left")  # fmt: skip
     if elo is not None:
         last = elo.group_by("player_id").agg(
-            pl.col("elo_after").sort_by("ended_at", "elo_seq").last().alias("_elo"))
+            pl.col("elo_after").sort_by("ended_at", "elo_seq").last().alias("_elo")
+        )
         frame = frame.join(last, on="player_id", how="left", maintain_order="left")
         curves = elo_curves(elo, w, lang, timezone)
         frame = frame.join(curves.frames, on="player_id", how="left", maintain_order="left")
@@ -468,4 +497,3 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
               missing="")  # fmt: skip
     page.add(shell.tail(ROOT, True))
     yield page.done()
-

@@ -56,8 +56,9 @@ def minute(expr: pl.Expr, timezone: str, pattern: str = "%Y-%m-%d %H:%M") -> Key
     row's markup, shown once per distinct minute or day."""
     if "%H" in pattern or "%M" in pattern:
         return Keyed.of(
-            lambda k: local_time((k * 60_000_000).cast(pl.Datetime("us", "UTC")), timezone,
-                                 pattern),  # fmt: skip
+            lambda k: local_time(
+                (k * 60_000_000).cast(pl.Datetime("us", "UTC")), timezone, pattern
+            ),  # fmt: skip
             expr.dt.epoch("s").floordiv(60),
         )
     local_day = expr.dt.convert_time_zone(timezone).dt.date().cast(pl.Int32)

@@ -86,8 +86,10 @@ class Shell:
         a column."""
         site = self.words["site"]
         shown = escape_expr(title)
-        head_title = pl.when(title == site).then(shown).otherwise(
-            pl.concat_str(shown, pl.lit(f" · {escape(site)}"))
+        head_title = (
+            pl.when(title == site)
+            .then(shown)
+            .otherwise(pl.concat_str(shown, pl.lit(f" · {escape(site)}")))
         )
         values = {
             TITLE: shown,

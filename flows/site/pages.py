@@ -91,8 +91,11 @@ class Pages:
             if "".join(items):
                 self.parts.append("".join(items).encode())
             return
-        made = self.frame.select(pl.concat_str([pl.lit(i) if isinstance(i, str) else i
-                                                for i in items], ignore_nulls=True)).to_series()
+        made = self.frame.select(
+            pl.concat_str(
+                [pl.lit(i) if isinstance(i, str) else i for i in items], ignore_nulls=True
+            )
+        ).to_series()
         if len(made) != self.frame.height:  # constant expressions only: the same in every page
             self.parts.append((made[0] or "").encode())
             return
@@ -113,4 +116,3 @@ class Pages:
             else [None] * self.frame.height
         )  # fmt: skip
         return PageSet(self.frame["path"].to_list(), parts, fingerprints)
-

@@ -52,8 +52,9 @@ ROOT = "../../"  # every Simultané page is two folders down: simultane/<month o
 MONTHS_DIR = "simultane/0000-00/"  # (any month: the months' folders are siblings)
 TOURNAMENTS_DIR = "simultane/tournois/"
 PLAYERS_DIR = "simultane/joueurs/"
-PLAYER_LINK = pl.concat_str(pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"),
-                            pl.lit(".html"))  # fmt: skip  (site path, the index's links)
+PLAYER_LINK = pl.concat_str(
+    pl.lit("simultane/joueurs/"), paths.slug_expr("player_id"), pl.lit(".html")
+)  # fmt: skip  (site path, the index's links)
 TOURNAMENT_LINK = pl.concat_str(
     pl.lit("simultane/tournois/"), paths.slug_expr("tournament_id"), pl.lit(".html")
 )
@@ -147,9 +148,21 @@ def _head(shell: html.Shell, title: pl.Expr, crumbs: list, script: bool = True) 
     return shell.head(ROOT, script, title, crumbs)
 
 
-def _table(page: Pages, rows: Rows, on, caption, cols: list[Col], sorted_by: int | None = 0, *,
-           h2: str | None = None, ident: str | None = None, hint: str | None = None,
-           sortable: bool = True, cls: str | None = None, head: str | None = None) -> None:
+def _table(
+    page: Pages,
+    rows: Rows,
+    on,
+    caption,
+    cols: list[Col],
+    sorted_by: int | None = 0,
+    *,
+    h2: str | None = None,
+    ident: str | None = None,
+    hint: str | None = None,
+    sortable: bool = True,
+    cls: str | None = None,
+    head: str | None = None,
+) -> None:
     """A section with one table of `rows` (a caption that may be a column of the pages)."""
     opening, closing = table_around("\x00caption\x00", cols, sorted_by, sortable=sortable,
                                     cls=cls)  # fmt: skip
@@ -242,8 +255,17 @@ def month_pages(monthly, tournaments, daily, w, lang, previous: Previous = NO_PR
         (w["tournaments"], pl.col("_tournaments").fill_null(0).cast(pl.String)),
     ]))  # fmt: skip
     page.add("\n")
-    _table(page, ranking, "month", pl.concat_str(pl.lit(f"{w['monthly_ranking']} — "), name),
-           cols, 0, h2=w["monthly_ranking"], ident="classement", hint=w["sort_hint"])
+    _table(
+        page,
+        ranking,
+        "month",
+        pl.concat_str(pl.lit(f"{w['monthly_ranking']} — "), name),
+        cols,
+        0,
+        h2=w["monthly_ranking"],
+        ident="classement",
+        hint=w["sort_hint"],
+    )
     page.add(pl.when(pl.col("_days").is_not_null()).then(pl.concat_str(
         pl.lit("\n" + section_open(w["days"]) + '<ul class="links">'), pl.col("_days"),
         pl.lit("</ul>" + SECTION_CLOSE))).otherwise(pl.lit("")))  # fmt: skip
@@ -282,11 +304,20 @@ def day_pages(daily, tournaments, w, lang, crumb, previous: Previous = NO_PREVIO
     t_cols = _tournament_cols(w, MONTHS_DIR)
     listed = grouped_rows(tournaments.sort("day", "tournament_start", "tournament_id"), ["day"],
                           row_items(t_cols, ""))  # fmt: skip
-    frame = todo.sort("day").with_columns(
-        path=pl.concat_str(pl.lit("simultane/"), pl.col("day").str.slice(0, 7), pl.lit("/"),
-                           pl.col("day"), pl.lit(".html")),
-        month=pl.col("day").str.slice(0, 7),
-    ).with_columns(_name=pl.col("month").replace_strict(names or {}, default=pl.col("month")))
+    frame = (
+        todo.sort("day")
+        .with_columns(
+            path=pl.concat_str(
+                pl.lit("simultane/"),
+                pl.col("day").str.slice(0, 7),
+                pl.lit("/"),
+                pl.col("day"),
+                pl.lit(".html"),
+            ),
+            month=pl.col("day").str.slice(0, 7),
+        )
+        .with_columns(_name=pl.col("month").replace_strict(names or {}, default=pl.col("month")))
+    )
     page = Pages(frame)
     title = pl.concat_str(pl.lit(f"{w['daily_standings']} — "), pl.col("day"))
     month_page = pl.concat_str(pl.lit("simultane/"), pl.col("month"), pl.lit("/index.html"))
@@ -302,8 +333,17 @@ def day_pages(daily, tournaments, w, lang, crumb, previous: Previous = NO_PREVIO
     yield page.done()
 
 
-def tournament_pages(results, deals, tournaments, w, lang, crumb, previous,
-                     shell: html.Shell | None = None, names: dict | None = None) -> Iterator:
+def tournament_pages(
+    results,
+    deals,
+    tournaments,
+    w,
+    lang,
+    crumb,
+    previous,
+    shell: html.Shell | None = None,
+    names: dict | None = None,
+) -> Iterator:
     """A page per tournament; one whose rows did not change keeps its page (the grids are
     the largest pages of the site)."""
     fps = fingerprints("tournament_id", results, *([deals] if deals is not None else []))
@@ -373,8 +413,18 @@ def tournament_pages(results, deals, tournaments, w, lang, crumb, previous,
     if deals is not None and not deals.is_empty():
         grid = deal_grids(ordered, deals, tournaments, w, lang)
         page.add("\n")
-        _table(page, grid, "tournament_id", w["grid_legend"], [Col(w["player"], pl.lit(""))],
-               None, h2=w["grid"], sortable=False, cls="grid", head="_thead")
+        _table(
+            page,
+            grid,
+            "tournament_id",
+            w["grid_legend"],
+            [Col(w["player"], pl.lit(""))],
+            None,
+            h2=w["grid"],
+            sortable=False,
+            cls="grid",
+            head="_thead",
+        )
     page.add(shell.tail(ROOT, True))
     yield page.done()
 
@@ -432,8 +482,11 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, summary: pl.DataFrame
         num_scaled(pl.col("pct"), 1, lang))).to_series())  # fmt: skip
     empty = pool.add(pl.Series([GRID_CELLS[0]]))
     # the head of each row: the player (the standings above link to the player's page)
-    heads = pool.add(players.to_frame("player_id").select(
-        pl.concat_str(pl.lit("\n<tr><th scope=row>"), escape(pl.col("player_id")))).to_series())
+    heads = pool.add(
+        players.to_frame("player_id")
+        .select(pl.concat_str(pl.lit("\n<tr><th scope=row>"), escape(pl.col("player_id"))))
+        .to_series()
+    )
     bot = pool.add(pl.Series([f"\n<tr class=bot><th scope=row>{w['bot']}"]))
     deals_of = np.zeros(len(tournaments) + 1, np.int64)  # (the last: a tournament not there)
     at = markup.positions(summary["tournament_id"], tournaments)
@@ -442,7 +495,8 @@ def deal_grids(ordered: pl.DataFrame, deals: pl.DataFrame, summary: pl.DataFrame
     width = int(n_deals.max()) + 1 if len(n_deals) else 1  # the head, then the deals
     matrix = np.full(participants.height * width, empty, np.int64)
     matrix[np.arange(participants.height) * width] = np.where(
-        participants["is_bot"].fill_null(False).to_numpy(), bot, heads + p_of)
+        participants["is_bot"].fill_null(False).to_numpy(), bot, heads + p_of
+    )
     deal_no = keys["deal_no"].to_numpy()
     codes = keys["code"].to_numpy() + base
     placed = (row >= 0) & (deal_no >= 1) & (deal_no < width)
@@ -471,8 +525,10 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
     yield from reuse
     if todo.is_empty():
         return
-    monthly, humans = rows_of(monthly, "player_id", todo, reuse), rows_of(humans, "player_id",
-                                                                          todo, reuse)
+    monthly, humans = (
+        rows_of(monthly, "player_id", todo, reuse),
+        rows_of(humans, "player_id", todo, reuse),
+    )
     blocks = rows_of(blocks, "player_id", todo, reuse) if has_blocks else None
     block_cols = [
         Col(w["block_no"], text(pl.col("block_no")), num=True),
@@ -499,8 +555,12 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["winner"], yes_no(pl.col("is_winner"), w)),
     ]
-    frame = todo.select("player_id", "fingerprint").sort("player_id").with_columns(
-        path=pl.concat_str(pl.lit(PLAYERS_DIR), paths.slug_expr("player_id"), pl.lit(".html"))
+    frame = (
+        todo.select("player_id", "fingerprint")
+        .sort("player_id")
+        .with_columns(
+            path=pl.concat_str(pl.lit(PLAYERS_DIR), paths.slug_expr("player_id"), pl.lit(".html"))
+        )
     )
     page = Pages(frame)
     page.add(*_head(shell, pl.concat_str(pl.lit(f"{w['player']} "), pl.col("player_id")),

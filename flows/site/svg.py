@@ -129,9 +129,7 @@ def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str
         first=pl.col("ended_at").first(),
         last=pl.col("ended_at").last(),
     )
-    opening = (
-        f'<polyline class=line fill=none stroke="{PCT_ACTUEL}" stroke-width=2.5 points="'
-    )
+    opening = f'<polyline class=line fill=none stroke="{PCT_ACTUEL}" stroke-width=2.5 points="'
     return Curves(_svgs(per_player, words["curve"], timezone), line, opening, '"/>', points)
 
 
@@ -143,7 +141,7 @@ def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
         y = round(TOP + (hi - value) / (hi - lo) * PLOT_H)
         cls = "ref" if reference is not None and abs(value - reference) < 1e-9 else "grid"
         parts.append(
-            f'<line class={cls} x1={LEFT} x2={WIDTH - RIGHT} y1={y} y2={y} />'
+            f"<line class={cls} x1={LEFT} x2={WIDTH - RIGHT} y1={y} y2={y} />"
             f"<text class=tick x={LEFT - 6} y={y + 4} text-anchor=end>{value:.0f}</text>"
         )
         value += step

@@ -31,9 +31,7 @@ class StorageOptions:
 
     def __post_init__(self) -> None:
         if not (self.gc_grace_hours >= 0) or math.isinf(self.gc_grace_hours):
-            raise OptionError(
-                "gc_grace_hours", f"must be a number >= 0, not {self.gc_grace_hours}"
-            )
+            raise OptionError("gc_grace_hours", f"must be a number >= 0, not {self.gc_grace_hours}")
         if self.endpoint_url is not None and "://" not in self.endpoint_url:
             raise OptionError(
                 "endpoint_url", f"{self.endpoint_url!r} is not a URL (http(s)://host:port)"

@@ -248,9 +248,7 @@ class S3Store:
 
     def folders(self, prefix: str) -> list[str]:
         try:
-            found = self._guard(
-                lambda: self.fs.ls(self.key(prefix), detail=True), f"list {prefix}"
-            )
+            found = self._guard(lambda: self.fs.ls(self.key(prefix), detail=True), f"list {prefix}")
         except FileNotFoundError:
             return []
         return sorted(
@@ -404,9 +402,7 @@ class S3Store:
              "written_at": datetime.now(UTC).isoformat(), "nonce": uuid.uuid4().hex},
             indent=1,
         ).encode()  # fmt: skip
-        condition = (
-            {"IfNoneMatch": "*"} if expected is None else {"IfMatch": self._etags[expected]}
-        )
+        condition = {"IfNoneMatch": "*"} if expected is None else {"IfMatch": self._etags[expected]}
         response = self._put(POINTER_OBJECT, body, condition, ContentType="application/json")
         self._etags = {target: response["ETag"]}
 

@@ -303,9 +303,7 @@ class Transaction:
     elsewhere return theirs and the flow merges them (`extend`) before one commit.
     """
 
-    def __init__(
-        self, warehouse: Warehouse, run_id: str, hooks=None, pending=(), command=None
-    ):
+    def __init__(self, warehouse: Warehouse, run_id: str, hooks=None, pending=(), command=None):
         self.wh = warehouse
         self.run_id = run_id
         self.command = command  # named in the manifest: what published it
@@ -361,9 +359,7 @@ class Transaction:
         """Replace a whole partition of a table by `frame`."""
         self._stage("put", layer, table, partition, frame)
 
-    def add(
-        self, layer: str, table: str, partition: str, frame, statistics: bool = True
-    ) -> None:
+    def add(self, layer: str, table: str, partition: str, frame, statistics: bool = True) -> None:
         """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
         self._stage("add", layer, table, partition, frame, statistics)
 
@@ -473,8 +469,10 @@ class Transaction:
         self._hook("before_views")
         build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_swap")
-        if self.base and self.base.startswith(PUBLICATIONS) and not store.has(
-            f"{self.base}/{PUBLISHED}"
+        if (
+            self.base
+            and self.base.startswith(PUBLICATIONS)
+            and not store.has(f"{self.base}/{PUBLISHED}")
         ):  # a run killed right after its swap: that publication was current, so published
             store.write_bytes(f"{self.base}/{PUBLISHED}", b"")
         store.swap_pointer(folder, self.base)

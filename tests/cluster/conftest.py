@@ -75,4 +75,3 @@ def settings(warehouse, landing, site: bool = False, **more) -> Settings:
 def dask_settings(warehouse, landing, workers: int = 2, **more) -> Settings:
     return settings(warehouse, landing, cluster=ClusterOptions(runner="dask", workers=workers),
                     **more)  # fmt: skip
-

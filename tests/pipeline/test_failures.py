@@ -101,9 +101,7 @@ def test_when_every_tournament_fails_the_step_fails(sample_warehouse, monkeypatc
         simultane.month_step(ctx, "2026-10")
 
 
-def test_a_flipped_bit_is_named_and_a_backfill_of_its_month_repairs_it(
-    sample_warehouse, tmp_path
-):
+def test_a_flipped_bit_is_named_and_a_backfill_of_its_month_repairs_it(sample_warehouse, tmp_path):
     root = tmp_path / "wh"
     shutil.copytree(sample_warehouse, root, symlinks=True)
     wh = Warehouse(root)

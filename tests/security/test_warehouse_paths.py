@@ -108,9 +108,7 @@ def test_a_forged_manifest_is_refused_and_unlisted_files_are_not_readable(
     assert (outside / "secret.parquet").exists() and os.path.islink(root / "gold/link.parquet")
 
 
-def test_a_missing_views_database_is_a_user_error_a_damaged_one_is_not_served(
-    tmp_path, limits
-):
+def test_a_missing_views_database_is_a_user_error_a_damaged_one_is_not_served(tmp_path, limits):
     with pytest.raises(UserError, match="no published tables"):
         run_sql(tmp_path / "empty", "select 1", limits=limits)
     root = tmp_path / "wh"

@@ -43,9 +43,11 @@ def test_navigate_index_month_player_tournament(browser, sample_site):
     first.click()
     assert page.url.endswith(f"/simultane/joueurs/{player}.html")
     assert page.locator("h1").inner_text() == f"Joueur {player}"
-    tournament = page.locator("section", has=page.locator("h2", has_text="Tournois")).locator(
-        "tbody th a"
-    ).first
+    tournament = (
+        page.locator("section", has=page.locator("h2", has_text="Tournois"))
+        .locator("tbody th a")
+        .first
+    )
     tid = tournament.inner_text()
     tournament.click()
     assert page.url.endswith(f"/simultane/tournois/{tid}.html")
@@ -168,9 +170,11 @@ def test_every_internal_link_resolves_and_no_request_leaves_file(browser, sample
 def test_the_curve_has_one_point_per_block_in_the_seed_colours(browser, sample_site,
                                                                 site_warehouse):  # fmt: skip
     blocks = Warehouse(site_warehouse).scan("simultane_blocks").collect()
-    player = blocks.group_by("player_id").len().sort("len", "player_id", descending=[True, False])[
-        0, "player_id"
-    ]
+    player = (
+        blocks.group_by("player_id")
+        .len()
+        .sort("len", "player_id", descending=[True, False])[0, "player_id"]
+    )
     mine = blocks.filter(pl.col("player_id") == player).sort("block_no")
     page = browser
     page.goto(url(sample_site, f"simultane/joueurs/{player}.html"))

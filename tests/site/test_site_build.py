@@ -286,16 +286,33 @@ def blocks_site(tmp_path: Path) -> Path:
         }
     )
     monthly = pl.DataFrame(
-        {"month": ["2026-10"], "player_id": ["P1"], "indice": [10.0], "victoire": [0.0],
-         "tournaments": [3], "wins": [0], "pct_actuel": [99.0], "representative": [True],
-         "rank_indice": [1]}  # fmt: skip
+        {
+            "month": ["2026-10"],
+            "player_id": ["P1"],
+            "indice": [10.0],
+            "victoire": [0.0],
+            "tournaments": [3],
+            "wins": [0],
+            "pct_actuel": [99.0],
+            "representative": [True],
+            "rank_indice": [1],
+        }  # fmt: skip
     )
     results = pl.DataFrame(
-        schema={"tournament_id": pl.String, "month": pl.String,
-                "tournament_start": pl.Datetime("us", "UTC"), "player_id": pl.String,
-                "is_bot": pl.Boolean, "points": pl.Int64, "top": pl.Int64, "mp_pct": pl.Float64,
-                "deals_played": pl.Int64, "rank": pl.Int64, "is_winner": pl.Boolean,
-                "completed": pl.Boolean}  # fmt: skip
+        schema={
+            "tournament_id": pl.String,
+            "month": pl.String,
+            "tournament_start": pl.Datetime("us", "UTC"),
+            "player_id": pl.String,
+            "is_bot": pl.Boolean,
+            "points": pl.Int64,
+            "top": pl.Int64,
+            "mp_pct": pl.Float64,
+            "deals_played": pl.Int64,
+            "rank": pl.Int64,
+            "is_winner": pl.Boolean,
+            "completed": pl.Boolean,
+        }  # fmt: skip
     )
     tables = {"simultane_blocks": blocks, "simultane_monthly": monthly,
               "simultane_tournament_results": results}  # fmt: skip
@@ -320,8 +337,11 @@ def test_curve_colours_come_from_in_window(tmp_path):
 
 def test_no_blue_point_until_the_window_is_full():
     frame = pl.DataFrame(
-        {"player_id": ["A"] * 4 + ["B"] * 3, "block_no": [1, 2, 3, 4, 1, 2, 3],
-         "in_window": [False, True, True, True, True, True, True]}  # fmt: skip
+        {
+            "player_id": ["A"] * 4 + ["B"] * 3,
+            "block_no": [1, 2, 3, 4, 1, 2, 3],
+            "in_window": [False, True, True, True, True, True, True],
+        }  # fmt: skip
     )
     colours = frame.select(curve_colour(window_results=3))["literal"].to_list()
     assert colours == ["grey", "blue", "red", "red", "blue", "red", "red"]
@@ -390,8 +410,10 @@ def test_a_day_of_matches_whose_rows_changed_is_made_again_the_others_are_linked
     section = html.split(f'id="m-{match}"')[1].split("</article>")[0]
     assert "<tr><th scope=row>1<td>" in section
     assert re.search(r"<tr><th scope=row>1(<td[^>]*>[^<]*){4}<td>97<", section)
-    assert not re.search(r"<tr><th scope=row>1(<td[^>]*>[^<]*){4}<td>97<", (
-        sample_site / days[0]).read_text().split(f'id="m-{match}"')[1].split("</article>")[0])
+    assert not re.search(
+        r"<tr><th scope=row>1(<td[^>]*>[^<]*){4}<td>97<",
+        (sample_site / days[0]).read_text().split(f'id="m-{match}"')[1].split("</article>")[0],
+    )
     other = next(p for p in (sample_site / "face-a-face/matches").iterdir()
                  if p.name != days[0].rsplit("/", 1)[1])  # fmt: skip
     linked = tmp_path / "next/face-a-face/matches" / other.name

@@ -62,18 +62,25 @@ def test_a_number_is_shown_as_num_shows_it():
 
 def test_minutes_and_days_are_shown_in_the_time_zone():
     frame = pl.DataFrame({"t": ["2026-10-25 00:30:00", "2026-10-24 23:59:59", None]}).select(
-        pl.col("t").str.to_datetime(time_zone="UTC"))
+        pl.col("t").str.to_datetime(time_zone="UTC")
+    )
     for pattern in ("%Y-%m-%d %H:%M", "%Y-%m-%d"):
         coded = markup.rows(frame, [minute(pl.col("t"), "America/New_York", pattern), ";"],
                             distinct=True)  # fmt: skip
-        expected = frame.select(pl.col("t").dt.convert_time_zone("America/New_York")
-                                .dt.strftime(pattern).fill_null(MISSING)).to_series()
+        expected = frame.select(
+            pl.col("t")
+            .dt.convert_time_zone("America/New_York")
+            .dt.strftime(pattern)
+            .fill_null(MISSING)
+        ).to_series()
         assert [coded.text(i)[:-1] for i in range(3)] == expected.to_list()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(ids, max_size=5000), st.lists(st.sampled_from(["P1", "P2", "<b>", "zz", "Zoé"]),
-                                              unique=True))
+@given(
+    st.lists(ids, max_size=5000),
+    st.lists(st.sampled_from(["P1", "P2", "<b>", "zz", "Zoé"]), unique=True),
+)
 def test_positions_are_those_a_join_gives(values, table):
     values, table = pl.Series(values, dtype=pl.String), pl.Series(table, dtype=pl.String)
     found = markup.positions(values, table)

@@ -53,8 +53,12 @@ def frames() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         {
             "tournament_id": ["T1", "T<2>", "T3", "T<2>"],
             "month": ["2026-10", "2026-10", "2026-11", "2026-10"],
-            "tournament_start": [start, start + timedelta(days=1), start + timedelta(days=33),
-                                 start + timedelta(days=1)],  # fmt: skip
+            "tournament_start": [
+                start,
+                start + timedelta(days=1),
+                start + timedelta(days=33),
+                start + timedelta(days=1),
+            ],  # fmt: skip
             "player_id": ["P1", "P1", "P1", EVIL],
             "is_bot": [False] * 4,
             "points": [30, 41, 28, 12],
@@ -89,8 +93,11 @@ def ff_tables() -> dict[str, pl.DataFrame]:
             "counts_for_ranking": [True, True, False],
             "created_at": [start, start + timedelta(days=1), start + timedelta(days=2)],
             "started_at": [start, None, start + timedelta(days=2, minutes=3)],
-            "ended_at": [start + timedelta(minutes=40), start + timedelta(days=1, minutes=2),
-                         start + timedelta(days=2, minutes=50)],  # fmt: skip
+            "ended_at": [
+                start + timedelta(minutes=40),
+                start + timedelta(days=1, minutes=2),
+                start + timedelta(days=2, minutes=50),
+            ],  # fmt: skip
             "elo_a_before": [1600.0, 1584.0, None],
             "elo_a_after": [1616.0, 1571.5, None],
             "elo_b_before": [1600.0, 1616.0, None],

@@ -150,8 +150,11 @@ def score_matches(
         "ended_at",
     )
     issues = pl.concat(
-        [_deal_issues(sided, status), _disconnect_issues(disconnects, status),
-         _match_issues(ranked, opts)],
+        [
+            _deal_issues(sided, status),
+            _disconnect_issues(disconnects, status),
+            _match_issues(ranked, opts),
+        ],
         how="vertical",
     ).sort("month", "kind", "keys", "detail", nulls_last=True)
     return FaceAFaceScores(dict(zip(TABLES, (deal_results, match_scores), strict=True)), issues)
@@ -215,8 +218,10 @@ def _disconnect_issues(disconnects: pl.LazyFrame, status: pl.LazyFrame) -> pl.La
         disconnects.join(
             status.select("match_id", "month", "player_a", "player_b"), on="match_id", how="inner"
         )
-        .filter((pl.col("player_id") != pl.col("player_a"))
-                & (pl.col("player_id") != pl.col("player_b")))  # fmt: skip
+        .filter(
+            (pl.col("player_id") != pl.col("player_a"))
+            & (pl.col("player_id") != pl.col("player_b"))
+        )  # fmt: skip
         .group_by("match_id", "player_id")
         .agg(pl.len().alias("rows"), pl.col("month", "player_a", "player_b").first())
     )
@@ -224,8 +229,13 @@ def _disconnect_issues(disconnects: pl.LazyFrame, status: pl.LazyFrame) -> pl.La
         stray,
         "ff_disconnect_player_not_in_match",
         ["match_id", "player_id"],
-        pl.format("{} disconnection(s) of {} in a match between {} and {}: ignored", "rows",
-                  "player_id", "player_a", "player_b"),  # fmt: skip
+        pl.format(
+            "{} disconnection(s) of {} in a match between {} and {}: ignored",
+            "rows",
+            "player_id",
+            "player_a",
+            "player_b",
+        ),  # fmt: skip
     )
 
 
