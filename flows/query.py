@@ -281,6 +281,9 @@ def connect_read_only(
     publication = wh.publication()  # a damaged or missing publication: one line naming recover
     if publication is None or not store.has(f"{publication}/{DATABASE}"):
         raise UserError(f"no published tables in {store.url} (run `duplirank nightly` first)")
+    # every later read (manifest, files, views) is of this publication, even if a run swaps
+    # the pointer meanwhile
+    wh = wh.at(publication)
     database = store.fetch(f"{publication}/{DATABASE}")
     files = published_files(wh)
     spill = spill_folder(limits, root) / f"{os.getpid()}-{next(_CONNECTIONS)}"

@@ -26,6 +26,7 @@ connections opened on an older publication keep answering.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import shutil
 import time
@@ -84,6 +85,12 @@ class Warehouse:
 
     def __repr__(self) -> str:
         return f"Warehouse({self.store.url})"
+
+    def at(self, publication: str | None) -> Warehouse:
+        """The same warehouse (same store) reading `publication` whatever the pointer says."""
+        pinned = copy.copy(self)
+        pinned._pinned, pinned._cache, pinned._verified = publication, None, set()
+        return pinned
 
     # ------------------------------------------------------------------ the publication
     def publication(self) -> str | None:

@@ -60,3 +60,29 @@ def test_readers_see_one_publication_at_a_time_and_old_connections_keep_working(
     assert after in seen  # the loop really ran across the swap
     assert old.execute(FINGERPRINT).fetchall()[0] == before  # its snapshot, still readable
     old.close()
+
+
+def test_a_swap_while_a_reader_opens_gives_it_one_whole_publication(states, tmp_path, monkeypatch):
+    """The pointer read first decides every later read of the opening reader: a run swapping
+    it in between (made deterministic: the pointer moves right after the first read) changes
+    nothing for that reader."""
+    from flows.storage.store import LocalStore
+
+    _, landing, _, _ = states
+    root = tmp_path / "wh"
+    shutil.copytree(states[0], root, symlinks=True)
+    before = run_sql(root, FINGERPRINT).row(0)
+    old = LocalStore(root).read_pointer()
+    nightly_run(Settings(warehouse=root, landing=landing))
+    new = LocalStore(root).read_pointer()
+    after = run_sql(root, FINGERPRINT).row(0)
+    assert old != new and before != after
+
+    reads = []
+
+    def swapped_after_the_first_read(self):
+        reads.append(1)
+        return old if len(reads) == 1 else new
+
+    monkeypatch.setattr(LocalStore, "read_pointer", swapped_after_the_first_read)
+    assert run_sql(root, FINGERPRINT).row(0) == before
