@@ -1,4 +1,5 @@
--- The bridge report of `duplirank nightly`: the winners of the $top latest events (by id).
+-- The bridge report of `duplirank nightly`: the winners of the $top latest events (by id), one
+-- per field (a two-winner movement has an NS and an EW winner).
 
 with
 
@@ -6,6 +7,7 @@ winners as (
     select
         event_id,
         section,
+        field,
         rank,
         pair,
         total,
@@ -19,5 +21,5 @@ final as (
 )
 
 select * from final
-order by event_id desc, section
+order by event_id desc, section, field
 limit $top

@@ -317,3 +317,11 @@ def test_the_readme_table_list_is_the_catalog():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     generated = readme.split(README_START, 1)[1].split(README_END, 1)[0].strip()
     assert generated == readme_table(), "run: .venv/bin/python -m flows.storage.catalog --readme"
+
+
+def test_the_bridge_report_names_the_winner_of_each_field(sample_warehouse):
+    from flows.report import rankings_text
+
+    text = rankings_text(sample_warehouse, top=50)
+    bridge = text[text.index("Bridge") :]
+    assert "field" in bridge and " NS " in bridge and " EW " in bridge
