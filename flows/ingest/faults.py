@@ -10,8 +10,10 @@ is no resource failure: it is a status of that file (`flows.ingest.run`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import re
+from collections.abc import Iterator
 
 from flows.errors import UserError
 
@@ -74,3 +76,15 @@ def resource_failure(err: BaseException) -> ResourceError | None:
         f"ingest stopped: {RESOURCE_ERRNOS[code]}{where}; nothing published, the files it "
         "staged removed: run again once fixed"
     )
+
+
+@contextlib.contextmanager
+def one_line_resource_failures() -> Iterator[None]:
+    """A resource failure inside becomes its one-line `ResourceError`; other errors pass."""
+    try:
+        yield
+    except Exception as err:
+        failure = resource_failure(err)
+        if failure is None:
+            raise
+        raise failure from err

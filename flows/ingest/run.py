@@ -25,7 +25,7 @@ import polars as pl
 
 from flows.ingest import pbn
 from flows.ingest.batch import Batches
-from flows.ingest.faults import RUN_ERRNOS, resource_failure
+from flows.ingest.faults import RUN_ERRNOS, one_line_resource_failures
 from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.parse import release_scratch
@@ -122,24 +122,20 @@ def ingest(
     ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
     inputs: list[Input] = []
     try:
-        exclude = wh.root if wh.root is not None else wh.store.url
-        inputs = list_inputs(paths, exclude=exclude)
-        for done, item in enumerate(inputs, start=1):
-            ctx.upcoming = inputs[done:]
-            _ingest_input(ctx, item)
-            if ctx.batches.full:  # outside the file's own errors: it was read whole
-                _flush(ctx)
-            if progress is not None:
-                progress(done, ctx.lines)
-        _flush(ctx)
-        ctx.sink.finish()
-        replayed = replay_late_children(ctx)
-        return _result(ctx, replayed)
-    except Exception as err:
-        failure = resource_failure(err)
-        if failure is None:
-            raise
-        raise failure from err
+        with one_line_resource_failures():
+            exclude = wh.root if wh.root is not None else wh.store.url
+            inputs = list_inputs(paths, exclude=exclude)
+            for done, item in enumerate(inputs, start=1):
+                ctx.upcoming = inputs[done:]
+                _ingest_input(ctx, item)
+                if ctx.batches.full:  # outside the file's own errors: it was read whole
+                    _flush(ctx)
+                if progress is not None:
+                    progress(done, ctx.lines)
+            _flush(ctx)
+            ctx.sink.finish()
+            replayed = replay_late_children(ctx)
+            return _result(ctx, replayed)
     finally:
         _drop(ctx.ahead)
         for item in inputs:
@@ -162,13 +158,9 @@ def replay(
 
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     try:
-        replayed = replay_quarantine(ctx, reason)
-        return _result(ctx, replayed)
-    except Exception as err:
-        failure = resource_failure(err)
-        if failure is None:
-            raise
-        raise failure from err
+        with one_line_resource_failures():
+            replayed = replay_quarantine(ctx, reason)
+            return _result(ctx, replayed)
     finally:
         ctx.validator.close()
 
