@@ -135,6 +135,15 @@ def _existing_folder(path: Path, what: str) -> None:
         raise UserError(f"{what} {path} does not exist")
 
 
+def _existing_warehouse(args):
+    """(settings, Warehouse) of a command that reads a warehouse which must already exist."""
+    from flows.runs import open_warehouse
+
+    settings = _settings(args)
+    _existing_folder(settings.warehouse, "warehouse")
+    return settings, open_warehouse(settings)
+
+
 def _new_file_allowed(path: Path, what: str) -> None:
     """`path` can be written: its folder exists (never created), it is not a folder."""
     if path.is_dir():
@@ -334,12 +343,9 @@ def _positive(kind):
 
 
 def cmd_verify(args) -> int:
-    from flows.runs import open_warehouse
     from flows.storage.retention import verify
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     problems = verify(wh)
     from flows.runs import site_problem
 
@@ -360,12 +366,9 @@ def cmd_verify(args) -> int:
 
 
 def cmd_recover(args) -> int:
-    from flows.runs import open_warehouse
     from flows.storage.retention import recover
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     with wh.store.lock(settings.lock_wait_s):
         folder = recover(wh)  # also rebuilds its views database if it must be
         from flows.runs import Summary, repair_site
@@ -391,12 +394,9 @@ def cmd_repair(args) -> int:
 
 
 def cmd_relink(args) -> int:
-    from flows.runs import open_warehouse
     from flows.storage.served import relink
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     with wh.store.lock(settings.lock_wait_s):
         wh.publication()  # a lost pointer: one line naming recover
         rebuilt = relink(wh)
@@ -412,12 +412,9 @@ def cmd_publications(args) -> int:
     import polars as pl
 
     from flows.query import format_frame
-    from flows.runs import open_warehouse
     from flows.storage.publications import history
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     zone = ZoneInfo(settings.timezone)
 
     def shown(moment):
@@ -441,12 +438,10 @@ def cmd_publications(args) -> int:
 
 
 def cmd_gc(args) -> int:
-    from flows.runs import open_warehouse, retention_policy
+    from flows.runs import retention_policy
     from flows.storage.retention import collect_garbage
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     with wh.store.lock(settings.lock_wait_s):
         wh.manifest()  # a damaged publication: one line naming recover
         result = collect_garbage(wh, retention_policy(settings), dry_run=args.dry_run)
@@ -458,13 +453,10 @@ def cmd_diff(args) -> int:
     import polars as pl
 
     from flows.query import format_frame
-    from flows.runs import open_warehouse
     from flows.storage.diff import diff
     from flows.storage.publications import find
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     first = find(wh, args.first, settings.timezone)
     second = find(wh, args.second, settings.timezone)
     diffs = diff(wh, first.folder, second.folder, [args.table] if args.table else None)
@@ -623,12 +615,10 @@ def _prefect_api() -> str:
 
 
 def cmd_site(args) -> int:
-    from flows.runs import open_warehouse, site_in_warehouse
+    from flows.runs import site_in_warehouse
     from flows.site import publish_site
 
-    settings = _settings(args)
-    _existing_folder(settings.warehouse, "warehouse")
-    wh = open_warehouse(settings)
+    settings, wh = _existing_warehouse(args)
     if wh.publication() is None:
         raise UserError(f"no published tables in {wh.store.url} (run `duplirank nightly` first)")
     if args.out is not None:
