@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_bridge.py                          # 2 million lines
     .venv/bin/python bench/bench_bridge.py --rows 50000 --repeat 1  # smoke run
 
-Data: `flows.synthetic.bridge.bridge_records` (the generator of `duplirank generate`, seeded),
+Data: `flows.tools.synthetic.bridge.bridge_records` (the generator of `duplirank generate`, seeded),
 matchpoints and Butler events of 3 to 40 tables without options or penalties, written to
 `bench/data/bridge_<rows>_{event,result}.parquet` (contracts + declarer + result on ~87 % of
 the lines, score_ns on the others).
@@ -51,7 +51,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort_runs, timed  # noqa: E402  (bench/ is the script's folder)
 
-from flows.synthetic.bridge import bridge_records  # noqa: E402
+from flows.tools.synthetic.bridge import bridge_records  # noqa: E402
 from transforms.bridge.event import score_events  # noqa: E402
 from transforms.record_types import RECORD_TYPES  # noqa: E402
 

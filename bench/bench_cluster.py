@@ -34,10 +34,9 @@ use_prefect_defaults()
 from flows.cluster_options import ClusterOptions  # noqa: E402
 from flows.nightly import backfill, nightly  # noqa: E402
 from flows.prefect_server import prefect_api  # noqa: E402
-from flows.query import run_sql  # noqa: E402
-from flows.settings import Settings  # noqa: E402
-from flows.site.options import SiteOptions  # noqa: E402
-from flows.synthetic import generate  # noqa: E402
+from flows.settings import Settings, SiteOptions  # noqa: E402
+from flows.tools.query import run_sql  # noqa: E402
+from flows.tools.synthetic import generate  # noqa: E402
 
 MOTO = """
 import logging, sys, time

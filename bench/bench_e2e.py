@@ -2,7 +2,7 @@
 script, whole process against whole process (quality.md: ≤ 3× the script's process, site on,
 a running Prefect server).
 
-The lines are `bench_ingest.py`'s (`flows.synthetic.simultane`, 0.1 % corrupted, cached under
+The lines are `bench_ingest.py`'s (`flows.tools.synthetic.simultane`, 0.1 % corrupted, cached under
 `bench/data/ingest/`), in several shapes: `compact` (the generator's JSON, 5 day files, large
 tournaments), `spaced` (the same records as `json.dumps` writes them by default), `compact_3000`
 (tournaments of ~3,000 rows, one file). A Prefect server is started once by this script

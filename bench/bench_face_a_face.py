@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_face_a_face.py                        # 1 million matches
     .venv/bin/python bench/bench_face_a_face.py --matches 20000 --repeat 1   # smoke run
 
-Data: `flows.synthetic.face_a_face.ff_frames` (the vectorised variant of `duplirank generate`'s
-generator, seeded), written to `bench/data/ff_<matches>_{match,deal,disconnect}.parquet`
+Data: `flows.tools.synthetic.face_a_face.ff_frames` (the vectorised variant of `duplirank
+generate`'s generator, seeded), written to `bench/data/ff_<matches>_{match,deal,disconnect}.parquet`
 (~32 deal rows per played match, over a year, with rematches, forfeits and late deals).
 
 Figures (median of `--repeat` runs, same process, same Parquet files):
@@ -44,7 +44,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
-from flows.synthetic.face_a_face import ff_frames  # noqa: E402
+from flows.tools.synthetic.face_a_face import ff_frames  # noqa: E402
 from transforms.face_a_face import (  # noqa: E402
     FaceAFaceOptions,
     elo_history,

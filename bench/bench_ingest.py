@@ -2,8 +2,8 @@
 `duplirank ingest` ≤ 2× a Python process running DuckDB's `read_json(…, ignore_errors = true)`
 → Parquet on the same files, peak RSS ≤ 1 GiB, the same at 4× the lines).
 
-Data of several shapes, from the project's generator (`flows.synthetic.simultane`, 0.1 % of the
-lines corrupted), cached under `bench/data/ingest/`:
+Data of several shapes, from the project's generator (`flows.tools.synthetic.simultane`, 0.1 %
+of the lines corrupted), cached under `bench/data/ingest/`:
   - `compact`: the generator's JSON (no spaces), 4 tournaments a day of thousands of players
     (tens of thousands of rows each), one file per day (5 files);
   - `spaced`: the same records as Python's `json.dumps` writes them by default (`", "` and
@@ -71,7 +71,7 @@ import sys
 sys.path.insert(0, {root!r})
 from datetime import date
 from pathlib import Path
-from flows.synthetic.simultane import simultane_log
+from flows.tools.synthetic.simultane import simultane_log
 out, players, days, seed, one_file = Path(sys.argv[1]), *map(int, sys.argv[2:])
 # one file: its days end on 2026-10-31, so that every date is plausible
 start = date.fromordinal(date(2026, 11, 1).toordinal() - days) if one_file else date(2026, 10, 1)

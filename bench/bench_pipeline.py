@@ -106,7 +106,7 @@ def main() -> None:
     parser.add_argument("--site", action="store_true", help="rebuild the results site too")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "pipeline")
     args = parser.parse_args()
-    from flows.synthetic import generate
+    from flows.tools.synthetic import generate
 
     work, histories = args.work, sorted(args.histories)
     total = histories[-1] + 1

@@ -41,7 +41,7 @@ import polars as pl  # noqa: E402
 
 from floor import t_sort, timed  # noqa: E402  (bench/ is the script's folder)
 
-from flows.synthetic.platform import BOT  # noqa: E402
+from flows.tools.synthetic.platform import BOT  # noqa: E402
 from transforms.deliveries import latest_delivery  # noqa: E402
 from transforms.simultane.blocks import blocks  # noqa: E402
 from transforms.simultane.monthly import daily, monthly  # noqa: E402

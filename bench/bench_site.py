@@ -42,12 +42,11 @@ use_batch_allocator()  # the product's runtime, as a run sets it: before Polars 
 use_prefect_defaults()
 
 from flows.nightly import backfill, nightly  # noqa: E402
-from flows.settings import Settings  # noqa: E402
-from flows.site import build_site, publish_site  # noqa: E402
-from flows.site.build import _write  # noqa: E402
-from flows.site.options import SiteOptions  # noqa: E402
+from flows.settings import Settings, SiteOptions  # noqa: E402
 from flows.storage.warehouse import Warehouse  # noqa: E402
-from flows.synthetic.files import generate  # noqa: E402
+from flows.tools.site import build_site, publish_site  # noqa: E402
+from flows.tools.site.build import _write  # noqa: E402
+from flows.tools.synthetic.files import generate  # noqa: E402
 
 LOADS: dict[str, float] = {}
 CPU: dict[str, float] = {}

@@ -47,7 +47,7 @@ ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-
 
 def bridge_pages(folder: Path) -> dict[str, Path]:
     """The pages of `BRIDGE_FILES`, written into `folder`: {screenshot name: page}."""
-    from flows.score_command import score_file
+    from flows.tools.score import score_file
 
     shots = {}
     for i, (source, pages) in enumerate(BRIDGE_FILES.items()):

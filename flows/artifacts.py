@@ -3,7 +3,7 @@
 `publish_artifacts` is called at the end of the nightly and backfill flows: one markdown
 artifact with the run's summary (files, lines, quarantine reasons, months rebuilt, time of each
 stage) and one table artifact per ranking with its top rows (the rankings `duplirank nightly`
-prints, `flows/report.py`). Keys are stable (`duplirank-run-summary`, `<table>-top`), so the
+prints, `flows/tools/report.py`). Keys are stable (`duplirank-run-summary`, `<table>-top`), so the
 Prefect UI also shows each one's history across runs.
 
 `quarantine_reasons` counts the lines a run quarantined by reason (standalone numbers in a
@@ -39,8 +39,8 @@ def _run_shas(summary) -> list[str]:
 
 def quarantine_reasons(warehouse: Path, summary, session=None) -> dict[str, int]:
     """Lines quarantined by this run's files, by reason (most frequent first); `session`: a
-    `flows.query.Session` of the warehouse to run the query on."""
-    from flows.query import run_sql
+    `flows.tools.query.Session` of the warehouse to run the query on."""
+    from flows.tools.query import run_sql
 
     shas = _run_shas(summary)
     if not shas or not sum(f.rows_quarantined for f in summary.ingest.files):
@@ -128,8 +128,8 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
     """
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    from flows.query import Session
-    from flows.report import top_rows
+    from flows.tools.query import Session
+    from flows.tools.report import top_rows
 
     ids = []
     try:

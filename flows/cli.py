@@ -234,7 +234,7 @@ def cmd_nightly(args) -> int:
     summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
-        from flows.report import rankings_text
+        from flows.tools.report import rankings_text
 
         print(rankings_text(settings.warehouse))
     return 0
@@ -257,15 +257,15 @@ def cmd_backfill(args) -> int:
 def cmd_sql(args) -> int:
     import dataclasses
 
-    from flows.query import print_sql, spill_folder
+    from flows.tools.query import print_sql, spill_folder
 
     settings = _settings(args)
     flags = {"timeout_s": args.timeout, "max_rows": args.max_rows, "memory_limit": args.memory}
     limits = dataclasses.replace(settings.sql, **{k: v for k, v in flags.items() if v is not None})
     query = _sql_text(args.query, args.file)
     params = _sql_params(args.param or [])
-    if args.sandbox:  # before DuckDB starts its threads: see flows/sandbox.py
-        from flows.sandbox import deny_writes
+    if args.sandbox:  # before DuckDB starts its threads: see flows/tools/sandbox.py
+        from flows.tools.sandbox import deny_writes
 
         writable = [spill_folder(limits, settings.warehouse)]
         if not _is_local(settings.warehouse):  # the views databases fetched from the store
@@ -411,8 +411,8 @@ def cmd_publications(args) -> int:
 
     import polars as pl
 
-    from flows.query import format_frame
     from flows.storage.publications import history
+    from flows.tools.query import format_frame
 
     settings, wh = _existing_warehouse(args)
     zone = ZoneInfo(settings.timezone)
@@ -452,9 +452,9 @@ def cmd_gc(args) -> int:
 def cmd_diff(args) -> int:
     import polars as pl
 
-    from flows.query import format_frame
     from flows.storage.diff import diff
     from flows.storage.publications import find
+    from flows.tools.query import format_frame
 
     settings, wh = _existing_warehouse(args)
     first = find(wh, args.first, settings.timezone)
@@ -517,7 +517,7 @@ def _publication_commands(command) -> None:
 def cmd_generate(args) -> int:
     import shutil
 
-    from flows.synthetic import generate
+    from flows.tools.synthetic import generate
 
     out: Path = args.out
     _new_folder_allowed(out, "--out")
@@ -536,8 +536,8 @@ def cmd_generate(args) -> int:
 
 
 def cmd_chart(args) -> int:
-    from flows.chart import FORMATS, chart_simultane
-    from flows.query import run_sql
+    from flows.tools.chart import FORMATS, chart_simultane
+    from flows.tools.query import run_sql
 
     out: Path = args.out
     if out.suffix.lower() not in FORMATS:
@@ -578,7 +578,7 @@ def cmd_chart(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from flows.score_command import score_file
+    from flows.tools.score import score_file
 
     try:
         text = score_file(
@@ -616,7 +616,7 @@ def _prefect_api() -> str:
 
 def cmd_site(args) -> int:
     from flows.runs import site_in_warehouse
-    from flows.site import publish_site
+    from flows.tools.site import publish_site
 
     settings, wh = _existing_warehouse(args)
     if wh.publication() is None:
@@ -1013,7 +1013,7 @@ def main(argv: list[str] | None = None) -> int:
     _ARGV[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     args = build_parser().parse_args(_ARGV)
     # Run as the `duplirank` command (no argv given), `sql` also restricts its own process
-    # (flows/sandbox.py); a Python caller of main([...]), such as a test, keeps its rights.
+    # (flows/tools/sandbox.py); a Python caller of main([...]), such as a test, keeps its rights.
     args.sandbox = argv is None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)

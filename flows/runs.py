@@ -324,7 +324,7 @@ def site_problem(wh: Warehouse, settings: Settings) -> str | None:
     cheap check: the
     fingerprint recorded in the publication folder against the site's page index, which holds
     the digest of every page."""
-    from flows.site.build import PAGE_INDEX
+    from flows.tools.site.build import PAGE_INDEX
 
     if not settings.site.enabled:
         return None
@@ -363,14 +363,14 @@ def repair_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
 def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
     """Rebuild `<warehouse>/site/` from the current publication; returns what it did.
 
-    On a local folder the site is built beside it and swapped in (flows/site). On object
+    On a local folder the site is built beside it and swapped in (flows/tools/site). On object
     storage it is built in a local cache folder kept between runs (so unchanged pages are
     reused), then mirrored object by object: only the pages whose bytes changed are uploaded,
     the page index last, and pages that no longer exist are deleted. Each page is replaced
     whole, but the site as a whole is not swapped atomically (S3 has no rename): during the
     upload a reader may see some pages of the new site beside pages of the old one."""
-    from flows.site import publish_site as build
-    from flows.site.build import PAGE_INDEX
+    from flows.tools.site import publish_site as build
+    from flows.tools.site.build import PAGE_INDEX
 
     def make(out) -> object:
         return build(

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import typing
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,13 +41,44 @@ from pydantic_settings import (
 from flows.cluster_options import ClusterOptions
 from flows.errors import UserError
 from flows.ingest.options import IngestOptions
-from flows.query import SqlLimits
 from flows.runlog import log_dir
-from flows.site.options import SiteOptions
 from flows.storage.options import RetentionOptions, StorageOptions
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.option_checks import OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """Bounds of an analyst's query (settings `sql.*`; `duplirank sql` flags override them)."""
+
+    timeout_s: float = 300.0  # wall time of a query, printing included; 0 = no limit
+    max_rows: int = 0  # rows printed at most (then a note on stderr); 0 = all
+    memory_limit: str = "2GB"  # DuckDB's memory; beyond it sorts and joins spill to disk
+    max_temp_size: str = "20GB"  # disk DuckDB may spill to
+    temp_directory: Path | None = None  # spill folder; default $TMPDIR/duplirank-sql-<uid>
+
+    def __post_init__(self):
+        if self.timeout_s < 0 or math.isnan(self.timeout_s):
+            raise ValueError(f"sql.timeout_s must be >= 0 (0: no limit), not {self.timeout_s}")
+        if self.max_rows < 0:
+            raise ValueError(f"sql.max_rows must be >= 0 (0: no limit), not {self.max_rows}")
+
+
+LANGUAGES = ("fr", "en")
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    """Settings of the results site (`flows/tools/site/`)."""
+
+    enabled: bool = True  # every nightly/backfill rebuilds <warehouse>/site/ (changed pages)
+    lang: str = "fr"  # the pages' language: fr (the platform's) or en
+
+    def __post_init__(self) -> None:
+        if self.lang not in LANGUAGES:
+            raise ValueError(f"lang {self.lang!r} not one of {', '.join(LANGUAGES)}")
+
 
 ENV_PREFIX = "DUPLIRANK_"
 NESTED = "__"
@@ -98,7 +131,7 @@ class Settings(BaseSettings):
     log_dir: Path = Field(default_factory=log_dir, description="one log file per run")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
-    sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/query.py)
+    sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/tools/query.py)
     ingest: IngestOptions = IngestOptions()
     site: SiteOptions = SiteOptions()  # the results site every nightly/backfill rebuilds
     storage: StorageOptions = StorageOptions()  # object store of s3:// locations

@@ -8,7 +8,7 @@ from datetime import date
 import polars as pl
 
 from flows.ingest import validate_lines
-from flows.synthetic.bridge import bridge_lines
+from flows.tools.synthetic.bridge import bridge_lines
 from transforms.bridge.event import score_events
 
 START = date(2026, 11, 1)

@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from flows.score_command import score_file
+from flows.tools.score import score_file
 from tests_support import ORACLES
 
 PCH = ORACLES / "kops_PCH1003_matchpoints" / "results.jsonl"

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from flows.score_command import score_file
+from flows.tools.score import score_file
 from transforms.bridge.event import score_events
 from transforms.bridge.pbn import parse_pbn
 from transforms.bridge.usebio import parse_usebio

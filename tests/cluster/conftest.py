@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from flows.cluster_options import ClusterOptions
-from flows.settings import Settings
-from flows.site.options import SiteOptions
+from flows.settings import Settings, SiteOptions
 from tests.storage.conftest import split_landing  # noqa: F401 (the tests import it from here)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from flows.ingest import validate_lines
-from flows.synthetic.face_a_face import ff_frames, ff_lines
+from flows.tools.synthetic.face_a_face import ff_frames, ff_lines
 from transforms.face_a_face import (
     FaceAFaceOptions,
     elo_history,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.query import run_sql
+from flows.tools.query import run_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"

@@ -150,7 +150,7 @@ def test_both_deployments_run_on_a_real_server(tmp_path):
 
     from flows.artifacts import SUMMARY_KEY
     from flows.nightly import DEPLOYMENT, USER_ERROR
-    from flows.query import run_sql
+    from flows.tools.query import run_sql
 
     url = f"http://127.0.0.1:{_free_port()}/api"
     env = {

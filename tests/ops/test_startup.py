@@ -62,7 +62,7 @@ def probe(code: str, tmp_path: Path, cwd: Path = ROOT) -> dict:
     [
         "flows",
         "flows.cli",
-        "flows.settings, flows.query, flows.runlog, flows.allocator, flows.prefect_env",
+        "flows.settings, flows.tools.query, flows.runlog, flows.allocator, flows.prefect_env",
     ],
 )
 def test_importing_duplirank_creates_nothing_and_sets_no_variable(tmp_path, modules):

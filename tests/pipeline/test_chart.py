@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt
 import polars as pl
 import pytest
 
-from flows import chart
-from flows.chart import chart_simultane, nothing_to_draw, point_colours
+from flows.tools import chart
+from flows.tools.chart import chart_simultane, nothing_to_draw, point_colours
 
 EVENING = datetime(2026, 9, 1, 19, tzinfo=UTC)
 

@@ -51,7 +51,7 @@ def assert_same(left: dict, right: dict, tables) -> None:
 
 def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
     """Every published table, sorted on all its columns (order is not part of the contract)."""
-    from flows.query import run_sql
+    from flows.tools.query import run_sql
 
     out = {}
     for table in PUBLISHED:
@@ -270,8 +270,8 @@ def test_the_nightly_publishes_the_results_site_with_its_tables(sample_warehouse
 def test_the_catalog_is_every_view_and_column_with_its_type_and_comment(sample_warehouse):
     """sql/catalog.toml documents the views exactly: names, columns, types; every view and
     column carries its comment inside the database (`duckdb_columns()`)."""
-    from flows.query import run_sql
     from flows.storage.catalog import tables
+    from flows.tools.query import run_sql
 
     columns = run_sql(
         sample_warehouse,
@@ -294,8 +294,8 @@ def test_the_catalog_is_every_view_and_column_with_its_type_and_comment(sample_w
 def test_each_catalog_key_identifies_a_row(sample_warehouse):
     """`key` in sql/catalog.toml (what `duplirank diff` matches rows on) is unique and never
     null in the sample warehouse, and every gold and silver table of the pipeline has one."""
-    from flows.query import run_sql
     from flows.storage.catalog import tables
+    from flows.tools.query import run_sql
 
     keyed = {name: t for name, t in tables().items() if t.key}
     assert {"simultane_monthly", "ff_monthly_ranking", "bridge_board_results"} <= set(keyed)
@@ -320,7 +320,7 @@ def test_the_readme_table_list_is_the_catalog():
 
 
 def test_the_bridge_report_names_the_winner_of_each_field(sample_warehouse):
-    from flows.report import rankings_text
+    from flows.tools.report import rankings_text
 
     text = rankings_text(sample_warehouse, top=50)
     bridge = text[text.index("Bridge") :]

@@ -15,11 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flows.ingest import validate_lines
-from flows.synthetic import files
-from flows.synthetic.contree import Contract, contree_deal_score, contree_score
-from flows.synthetic.files import generate, split_by_day
-from flows.synthetic.platform import BOT
-from flows.synthetic.simultane import (
+from flows.tools.synthetic import files
+from flows.tools.synthetic.contree import Contract, contree_deal_score, contree_score
+from flows.tools.synthetic.files import generate, split_by_day
+from flows.tools.synthetic.platform import BOT
+from flows.tools.synthetic.simultane import (
     CORRUPTIONS,
     TOURNAMENT_HOURS,
     simultane_lines,

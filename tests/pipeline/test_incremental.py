@@ -17,13 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flows.runs import backfill_run, nightly_run
-from flows.settings import Settings
-from flows.site.options import SiteOptions
+from flows.settings import Settings, SiteOptions
 from flows.storage.warehouse import Warehouse
-from flows.synthetic.face_a_face import ff_lines
-from flows.synthetic.files import split_by_day
-from flows.synthetic.platform import player_ids
-from flows.synthetic.simultane import simultane_log
+from flows.tools.synthetic.face_a_face import ff_lines
+from flows.tools.synthetic.files import split_by_day
+from flows.tools.synthetic.platform import player_ids
+from flows.tools.synthetic.simultane import simultane_log
 from tests.tests_support import read_table
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.simultane.options import SimultaneOptions

@@ -13,8 +13,8 @@ import pytest
 
 from flows import cli
 from flows.errors import UserError
-from flows.query import Session, SqlLimits, print_sql, run_sql
 from flows.storage.warehouse import Warehouse
+from flows.tools.query import Session, SqlLimits, print_sql, run_sql
 
 
 @pytest.fixture

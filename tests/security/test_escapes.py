@@ -9,7 +9,7 @@ import pytest
 
 from flows import cli
 from flows.errors import UserError
-from flows.query import SqlLimits, run_sql
+from flows.tools.query import SqlLimits, run_sql
 
 REFUSED, HARMLESS = "refused", "harmless"
 

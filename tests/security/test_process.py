@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.sandbox import landlock_abi
+from flows.tools.sandbox import landlock_abi
 
 from .conftest import publish_sample, snapshot
 
@@ -134,7 +134,7 @@ def test_the_sandbox_alone_stops_a_write_the_statement_check_would_let_through(r
         f"'{published}' (format parquet, use_tmp_file false)) select * from x"
     )
     unchecked = (
-        "import sys; import flows.query as q; q._not_reading = lambda sql: None; "
+        "import sys; import flows.tools.query as q; q._not_reading = lambda sql: None; "
         "from flows import cli; sys.argv[0] = 'duplirank'; sys.exit(cli.main())"
     )
     before = snapshot(root)
@@ -158,7 +158,7 @@ def test_deny_writes_leaves_only_the_given_folders_writable(tmp_path):
     script = f"""
 import os
 from pathlib import Path
-from flows.sandbox import deny_writes
+from flows.tools.sandbox import deny_writes
 assert deny_writes([Path({str(allowed)!r})])
 Path({str(allowed)!r}, "new.txt").write_text("ok")
 os.mkdir({str(allowed)!r} + "/sub")

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from flows.errors import UserError
-from flows.query import READ_TABLE_FUNCTIONS, check_statement
+from flows.tools.query import READ_TABLE_FUNCTIONS, check_statement
 
 # One statement of each type DuckDB's parser gives, and what it must say when refused.
 BY_TYPE = {

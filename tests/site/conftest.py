@@ -16,8 +16,8 @@ from site_support import CHROMIUM, CHROMIUM_ARGS, KOPS_EVENT, SAMPLE, SKIP_BROWS
 from flows import cli
 from flows.nightly import nightly
 from flows.settings import Settings
-from flows.site import build_site
 from flows.storage.warehouse import Warehouse
+from flows.tools.site import build_site
 
 SKIPPED = "browser tests skipped"
 

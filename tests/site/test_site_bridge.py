@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.site import build_site
-from flows.site.deal import contract_markup, diagram, seat
-from flows.site.labels import labels
-from flows.site.markup import rows
+from flows.tools.site import build_site
+from flows.tools.site.deal import contract_markup, diagram, seat
+from flows.tools.site.labels import labels
+from flows.tools.site.markup import rows
 from transforms.bridge.event import score_events
 from transforms.bridge.usebio import parse_usebio
 

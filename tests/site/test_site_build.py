@@ -17,12 +17,12 @@ from site_support import KOPS_EVENT, oracle_dir
 
 from flows import cli
 from flows.errors import UserError
-from flows.site import build_site, paths, publish_site
-from flows.site.build import PAGE_INDEX
-from flows.site.fmt import num, num_value
-from flows.site.paths import MAX_SLUG, slug, slug_expr
-from flows.site.svg import curve_colour
 from flows.storage.warehouse import Warehouse
+from flows.tools.site import build_site, paths, publish_site
+from flows.tools.site.build import PAGE_INDEX
+from flows.tools.site.fmt import num, num_value
+from flows.tools.site.paths import MAX_SLUG, slug, slug_expr
+from flows.tools.site.svg import curve_colour
 
 
 class Links(HTMLParser):
@@ -501,7 +501,7 @@ def test_ranks_moving_in_the_latest_month_rewrite_the_rankings_not_the_players_p
 def test_only_the_bridge_events_whose_rows_changed_are_made_again(
     sample_site, site_warehouse, tmp_path, monkeypatch
 ):
-    from flows.site import bridge
+    from flows.tools.site import bridge
 
     wh = Warehouse(site_warehouse)
     boards = wh.scan("bridge_board_results").collect()

@@ -1,5 +1,5 @@
-"""The markup engine (`flows/site/markup.py`): rows shown once per distinct value give the same
-bytes as rows shown one by one; ids matched by hash give the positions a join gives; a page put
+"""The markup engine (`flows/tools/site/markup.py`): rows shown once per distinct value give the
+same bytes as rows shown one by one; ids matched by hash give the positions a join gives; a page put
 together from slices is its parts back to back."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flows.site import markup
-from flows.site.fmt import MISSING, escape, minute, num, number, text
-from flows.site.pages import Pages
-from flows.site.tables import Col, grouped_rows, row_items
+from flows.tools.site import markup
+from flows.tools.site.fmt import MISSING, escape, minute, num, number, text
+from flows.tools.site.pages import Pages
+from flows.tools.site.tables import Col, grouped_rows, row_items
 
 ids = st.one_of(st.none(), st.sampled_from(["P1", "P2", "<b>", 'a"b', "Zoé", "P10", ""]))
 numbers = st.one_of(st.none(), st.floats(-1e4, 1e4), st.just(float("nan")))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import polars as pl
 
-from flows.site import face_a_face, simultane
-from flows.site.labels import labels
-from flows.site.model import NO_PREVIOUS
+from flows.tools.site import face_a_face, simultane
+from flows.tools.site.labels import labels
+from flows.tools.site.model import NO_PREVIOUS
 
 GOLDEN = Path(__file__).parent / "golden" / "simultane_players.html"
 FF_GOLDEN = Path(__file__).parent / "golden" / "face_a_face_players.html"

@@ -44,7 +44,7 @@ def states(tmp_path_factory):
 
 def snapshot_all(root: Path) -> dict:
     tables = snapshot(root)
-    from flows.query import run_sql
+    from flows.tools.query import run_sql
 
     log = run_sql(root, "select * exclude (run_id, ingested_at, delivery) from ingest_log")
     tables["ingest_log"] = log.sort(log.columns, nulls_last=True)

@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from flows.cli import main
-from flows.query import run_sql
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
+from flows.tools.query import run_sql
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 
 from flows.errors import UserError
-from flows.query import run_sql
 from flows.storage.retention import collect_garbage, recover, verify
 from flows.storage.warehouse import DamagedFile, Warehouse
+from flows.tools.query import run_sql
 
 
 def publish(root, run_id: str, rows: dict[str, list[int]], fail: str | None = None, **kw):

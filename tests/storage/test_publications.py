@@ -14,12 +14,12 @@ import pytest
 
 from flows.artifacts import summary_markdown
 from flows.cli import main
-from flows.query import run_sql
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.catalog import tables as tables_of_catalog
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
+from flows.tools.query import run_sql
 from tests.pipeline.test_flows import PUBLISHED, SAMPLE, snapshot
 
 RULE = {"simultane": {"indice_best": 2, "victoire_best": 1}}
@@ -193,9 +193,9 @@ def test_retention_counts_from_when_a_publication_stopped_being_current(tmp_path
 def test_an_open_reader_keeps_answering_after_a_quiet_period(tmp_path, monkeypatch):
     from datetime import UTC, datetime
 
-    from flows.query import connect_read_only
     from flows.storage import warehouse
     from flows.storage.retention import RetentionPolicy
+    from flows.tools.query import connect_read_only
     from tests.storage.test_publication import publish
 
     class January(datetime):  # the clock of the first publication

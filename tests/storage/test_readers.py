@@ -8,9 +8,9 @@ import threading
 
 import duckdb
 
-from flows.query import run_sql
 from flows.runs import nightly_run
 from flows.settings import Settings
+from flows.tools.query import run_sql
 
 # one statement reading tables written by every stage of a night: ingest (bronze, ingest log,
 # quarantine), deal-level scoring (silver), history (gold)

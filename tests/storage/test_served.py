@@ -11,11 +11,11 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.query import run_sql
 from flows.runs import nightly_run, site_problem
 from flows.settings import Settings
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
+from flows.tools.query import run_sql
 
 QUERY = "select month, player_id, indice, rank_indice from simultane_monthly order by all"
 

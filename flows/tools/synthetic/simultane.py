@@ -26,8 +26,8 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
-from flows.synthetic.contree import play_table, random_hand
-from flows.synthetic.platform import BOT, PARIS, dumps, player_ids, utc
+from flows.tools.synthetic.contree import play_table, random_hand
+from flows.tools.synthetic.platform import BOT, PARIS, dumps, player_ids, utc
 from transforms.simultane.options import SimultaneOptions
 
 TOURNAMENT_HOURS = (time(10), time(14), time(18), time(21))  # Paris time

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
-from flows.query import Session, format_frame
+from flows.tools.query import Session, format_frame
 from transforms.sql_models import model_sql
 
 # (title, the table it reads, its query: sql/reports/<name>.sql)

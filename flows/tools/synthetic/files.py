@@ -13,10 +13,10 @@ import json
 from datetime import date, datetime
 from pathlib import Path
 
-from flows.synthetic.bridge import bridge_lines
-from flows.synthetic.face_a_face import ff_lines
-from flows.synthetic.platform import PARIS, player_ids
-from flows.synthetic.simultane import simultane_log
+from flows.tools.synthetic.bridge import bridge_lines
+from flows.tools.synthetic.face_a_face import ff_lines
+from flows.tools.synthetic.platform import PARIS, player_ids
+from flows.tools.synthetic.simultane import simultane_log
 
 # fields that date a record, in order of preference, and the ids that tie records to it
 DATE_FIELDS = (

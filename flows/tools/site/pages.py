@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from flows.site import markup
-from flows.site.tables import Rows
+from flows.tools.site import markup
+from flows.tools.site.tables import Rows
 
 
 @dataclass

@@ -21,11 +21,11 @@ _NAMES = frozenset({"SiteReport", "build_site", "event_site", "publish_site"})
 
 
 def __getattr__(name: str):
-    """The names of `flows.site.build`, imported when first used (`flows.site.options`, read
-    by the settings, does not load the pages' templates)."""
+    """The names of `flows.tools.site.build`, imported when first used (importing the package
+    does not load the pages' templates)."""
     if name not in _NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("flows.site.build"), name)
+    value = getattr(importlib.import_module("flows.tools.site.build"), name)
     globals()[name] = value
     return value
 

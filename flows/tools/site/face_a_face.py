@@ -14,12 +14,12 @@ from collections.abc import Iterator
 import numpy as np
 import polars as pl
 
-from flows.site import html, markup, paths
-from flows.site.fmt import MISSING, escape, mapped, minute, number, scaled, text
-from flows.site.html import SECTION_CLOSE, section_open, thead
-from flows.site.labels import month_name
-from flows.site.markup import Keyed
-from flows.site.model import (
+from flows.tools.site import html, markup, paths
+from flows.tools.site.fmt import MISSING, escape, mapped, minute, number, scaled, text
+from flows.tools.site.html import SECTION_CLOSE, section_open, thead
+from flows.tools.site.labels import month_name
+from flows.tools.site.markup import Keyed
+from flows.tools.site.model import (
     NO_PREVIOUS,
     Previous,
     Reuse,
@@ -27,9 +27,9 @@ from flows.site.model import (
     rows_of,
     split_unchanged,
 )
-from flows.site.pages import Pages, PageSet
-from flows.site.svg import CHART_CLOSE, elo_curves
-from flows.site.tables import (
+from flows.tools.site.pages import Pages, PageSet
+from flows.tools.site.svg import CHART_CLOSE, elo_curves
+from flows.tools.site.tables import (
     Col,
     Rows,
     grouped_rows,
@@ -465,7 +465,7 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
         frame = frame.join(curves.frames, on="player_id", how="left", maintain_order="left")
     else:
         frame = frame.with_columns(_elo=pl.lit(None, pl.Float64), _svg=pl.lit(None, pl.String))
-    from flows.site.fmt import num  # the facts: a few thousand values
+    from flows.tools.site.fmt import num  # the facts: a few thousand values
 
     page = Pages(frame)
     page.add(*shell.head(ROOT, True, pl.concat_str(pl.lit(f"{w['player']} "), pl.col("player_id")),

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from flows.site import paths
-from flows.site.deal import contract_markup, diagram, seat
-from flows.site.fmt import MISSING, escape, num, num_value, text
-from flows.site.labels import month_name
-from flows.site.markup import Keyed
-from flows.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints
-from flows.site.tables import Col, bodies, header
+from flows.tools.site import paths
+from flows.tools.site.deal import contract_markup, diagram, seat
+from flows.tools.site.fmt import MISSING, escape, num, num_value, text
+from flows.tools.site.labels import month_name
+from flows.tools.site.markup import Keyed
+from flows.tools.site.model import NO_PREVIOUS, Page, Previous, Reuse, fingerprints
+from flows.tools.site.tables import Col, bodies, header
 from transforms.bridge.options import MP_METHODS
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import numpy as np
 import polars as pl
 
-from flows.site import html, markup, paths
-from flows.site.fmt import (
+from flows.tools.site import html, markup, paths
+from flows.tools.site.fmt import (
     MISSING,
     escape,
     local_time,
@@ -26,9 +26,9 @@ from flows.site.fmt import (
     text,
     yes_no,
 )
-from flows.site.html import SECTION_CLOSE, section_open
-from flows.site.labels import month_name
-from flows.site.model import (
+from flows.tools.site.html import SECTION_CLOSE, section_open
+from flows.tools.site.labels import month_name
+from flows.tools.site.model import (
     NO_PREVIOUS,
     Previous,
     Reuse,
@@ -36,9 +36,9 @@ from flows.site.model import (
     rows_of,
     split_unchanged,
 )
-from flows.site.pages import Pages, PageSet
-from flows.site.svg import CHART_CLOSE, simultane_curves
-from flows.site.tables import (
+from flows.tools.site.pages import Pages, PageSet
+from flows.tools.site.svg import CHART_CLOSE, simultane_curves
+from flows.tools.site.tables import (
     Col,
     Rows,
     grouped_rows,
@@ -585,7 +585,7 @@ def player_pages(monthly, results, blocks, w, lang, timezone, window_results, cr
         (w["blocks"], pl.col("_n_blocks")),
         (w["latest"], pl.col("_as_of")),
     ]
-    from flows.site.fmt import num  # the facts: a few thousand values
+    from flows.tools.site.fmt import num  # the facts: a few thousand values
 
     shown = [
         num(pl.col("pct_actuel"), 1, lang),

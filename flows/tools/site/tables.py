@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from flows.site import markup
-from flows.site.fmt import MISSING, escape
-from flows.site.html import TABLE_CLOSE, table_open
-from flows.site.markup import Keyed
-from flows.site.paths import slug_expr
+from flows.tools.site import markup
+from flows.tools.site.fmt import MISSING, escape
+from flows.tools.site.html import TABLE_CLOSE, table_open
+from flows.tools.site.markup import Keyed
+from flows.tools.site.paths import slug_expr
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import jinja2
 import polars as pl
 from markupsafe import Markup, escape
 
-from flows.site.fmt import escape as escape_expr
+from flows.tools.site.fmt import escape as escape_expr
 
 TITLE = "\x00title\x00"
 HEAD_TITLE = "\x00head-title\x00"

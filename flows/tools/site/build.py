@@ -33,12 +33,20 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
-from flows.site import bridge, face_a_face, html, paths, simultane
-from flows.site.fmt import num, text
-from flows.site.labels import labels, month_name
-from flows.site.model import NO_PREVIOUS, Page, Previous, ReadTable, Reuse, read_tables, root_of
-from flows.site.pages import PageSet
-from flows.site.tables import Col, bodies, header
+from flows.tools.site import bridge, face_a_face, html, paths, simultane
+from flows.tools.site.fmt import num, text
+from flows.tools.site.labels import labels, month_name
+from flows.tools.site.model import (
+    NO_PREVIOUS,
+    Page,
+    Previous,
+    ReadTable,
+    Reuse,
+    read_tables,
+    root_of,
+)
+from flows.tools.site.pages import PageSet
+from flows.tools.site.tables import Col, bodies, header
 from transforms.simultane.options import SimultaneOptions
 
 HERE = Path(__file__).resolve().parent

@@ -49,7 +49,7 @@ def score_file(
     lang: str = "fr",
 ) -> str:
     """The text `duplirank score` prints for one file (`html`: writes the event's pages into
-    `out` with `flows.site.event_site` and returns what it wrote)."""
+    `out` with `flows.tools.site.event_site` and returns what it wrote)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     if fmt == "html" and out is None:
@@ -69,7 +69,7 @@ def score_file(
     tables, issues = score_events(frames, overrides).collect()
     notes += _issue_notes(issues)
     if fmt == "html":
-        from flows.site import event_site
+        from flows.tools.site import event_site
 
         deals = board_deals(frames["bridge.result"].lazy()).collect()
         site = event_site(tables["bridge_standings"], tables["bridge_board_results"], events,

@@ -13,6 +13,6 @@ Limits (time limits, the shape of a match, the bot's id, the time zone) are read
 rules' option classes, never copied.
 """
 
-from flows.synthetic.files import generate
+from flows.tools.synthetic.files import generate
 
 __all__ = ["generate"]

@@ -19,9 +19,9 @@ import numpy as np
 import polars as pl
 from markupsafe import escape as html_escape
 
-from flows.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
-from flows.site.fmt import escape, local_time, minute, number, text
-from flows.site.tables import Rows, grouped_rows
+from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
+from flows.tools.site.fmt import escape, local_time, minute, number, text
+from flows.tools.site.tables import Rows, grouped_rows
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 46, 12, 12, 34

@@ -13,9 +13,9 @@ from __future__ import annotations
 import polars as pl
 from markupsafe import escape
 
-from flows.site.fmt import MISSING
-from flows.site.fmt import escape as escape_expr
-from flows.site.markup import Keyed
+from flows.tools.site.fmt import MISSING
+from flows.tools.site.fmt import escape as escape_expr
+from flows.tools.site.markup import Keyed
 from transforms.bridge.contracts import CONTRACT_PATTERN, contract_text, is_passed_out
 from transforms.bridge.deals import SEATS, SUITS, hands
 

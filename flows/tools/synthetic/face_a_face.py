@@ -8,7 +8,7 @@ What the logs look like (so that the pipeline meets every case of face_a_face.md
 - some cancelled: never started (no `started_at`), or started more than 10 minutes after the
   creation / the scheduled time; now and then a start exactly at the 10-minute limit;
 - both players' `ff.deal` rows (the Bot's too): the same cards at both tables (`Hand`), contrée
-  scores from `flows.synthetic.contree.play_table`, the player's side taking the contract on
+  scores from `flows.tools.synthetic.contree.play_table`, the player's side taking the contract on
   attack deals and defending on defence deals; both players start each deal together;
 - some late deals (over 4 / 3 minutes, now and then exactly at the limit), some never finished;
 - `ff.disconnect` rows: short ones, exactly 6 minutes, longer ones and no reconnection
@@ -31,7 +31,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import numpy as np
 import polars as pl
 
-from flows.synthetic.contree import (
+from flows.tools.synthetic.contree import (
     CARD_POINTS,
     FAILED_BASE,
     MIN_TO_MAKE,
@@ -39,7 +39,7 @@ from flows.synthetic.contree import (
     play_table,
     random_hand,
 )
-from flows.synthetic.platform import BOT, PARIS, dumps, utc
+from flows.tools.synthetic.platform import BOT, PARIS, dumps, utc
 from transforms.face_a_face.options import MATCH_TYPES, FaceAFaceOptions
 from transforms.record_types import RECORD_TYPES
 

@@ -10,8 +10,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import polars as pl
 
-from flows.site.labels import DECIMAL
-from flows.site.markup import Keyed
+from flows.tools.site.labels import DECIMAL
+from flows.tools.site.markup import Keyed
 
 MISSING = "–"
 

@@ -15,7 +15,7 @@ Three layers, each enough on its own for what it covers:
    absolute), every other external access is off, no extension is installed or autoloaded, no
    Python variable is scanned; then the configuration is locked. DuckDB spills to a private
    folder outside the warehouse.
-3. The `duplirank sql` process (`flows/sandbox.py`) drops with Landlock, before DuckDB starts,
+3. The `duplirank sql` process (`flows/tools/sandbox.py`) drops with Landlock, before DuckDB starts,
    every right to create, write, truncate, rename or delete a file outside that spill folder:
    the kernel refuses what the two layers above might miss (Linux ≥ 5.13; elsewhere 1 and 2).
 
@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING
 import duckdb
 
 from flows.errors import UserError
+from flows.settings import SqlLimits
 from flows.storage import manifest as mf
 from flows.storage.warehouse import DATABASE, Warehouse
 from transforms.sql_models import ProcessDatabase
@@ -60,23 +61,6 @@ TABLE_COLUMNS = 30  # columns `--format table` shows (the first and last halves)
 TABLE_CELL = 60  # characters of a value `--format table` shows (then `…`)
 STOP_WAIT_S = 5.0  # how long an interrupted query may take to stop before we give up on it
 _PARSER = ProcessDatabase()  # parses statements only: `json_serialize_sql` runs nothing
-
-
-@dataclass(frozen=True)
-class SqlLimits:
-    """Bounds of an analyst's query (settings `sql.*`; `duplirank sql` flags override them)."""
-
-    timeout_s: float = 300.0  # wall time of a query, printing included; 0 = no limit
-    max_rows: int = 0  # rows printed at most (then a note on stderr); 0 = all
-    memory_limit: str = "2GB"  # DuckDB's memory; beyond it sorts and joins spill to disk
-    max_temp_size: str = "20GB"  # disk DuckDB may spill to
-    temp_directory: Path | None = None  # spill folder; default $TMPDIR/duplirank-sql-<uid>
-
-    def __post_init__(self):
-        if self.timeout_s < 0 or math.isnan(self.timeout_s):
-            raise ValueError(f"sql.timeout_s must be >= 0 (0: no limit), not {self.timeout_s}")
-        if self.max_rows < 0:
-            raise ValueError(f"sql.max_rows must be >= 0 (0: no limit), not {self.max_rows}")
 
 
 # ---------------------------------------------------------------------------- the statement
