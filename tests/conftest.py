@@ -37,3 +37,16 @@ def harness():
 
     with prefect_test_harness(server_startup_timeout=90):
         yield
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(harness, tmp_path_factory):
+    """The sample logs published once per session by the real Prefect flow (tests read it or
+    copy it, never change it)."""
+    from flows.nightly import nightly
+    from flows.settings import Settings
+    from tests_support import SAMPLE
+
+    root = tmp_path_factory.mktemp("wh")
+    nightly(Settings(warehouse=root, landing=SAMPLE))
+    return root

@@ -1,4 +1,5 @@
-"""Helpers shared by the pipeline tests."""
+"""Helpers shared by the tests: the sample logs, the published tables, reading and comparing
+them."""
 
 from __future__ import annotations
 
@@ -17,3 +18,47 @@ def read_table(wh: Warehouse, table: str) -> pl.DataFrame:
 
 # real KOPS results (tests/data/oracles/README.md), kept in the repository so a clone stands alone
 ORACLES = Path(__file__).resolve().parent / "data" / "oracles"
+
+# the committed sample logs `make run` publishes
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+PUBLISHED = (
+    "simultane_deal_results",
+    "simultane_tournament_results",
+    "simultane_blocks",
+    "simultane_monthly",
+    "simultane_daily",
+    "ff_deal_results",
+    "ff_matches",
+    "ff_elo",
+    "ff_player_state",
+    "simultane_player_state",
+    "ff_monthly_ranking",
+    "bridge_board_results",
+    "bridge_standings",
+    "data_issues",
+    "quarantine",
+)
+
+
+def assert_same(left: dict, right: dict, tables) -> None:
+    for table in tables:
+        a, b = left[table], right[table]
+        assert a.shape == b.shape, table
+        diff = [c for c in a.columns if not a[c].equals(b[c])]
+        assert not diff, (table, diff)
+
+
+def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
+    """Every published table, sorted on all its columns (order is not part of the contract)."""
+    from flows.tools.query import run_sql
+
+    out = {}
+    for table in PUBLISHED:
+        frame = run_sql(
+            warehouse,
+            f'select * exclude (ingested_at) from "{table}"'
+            if table == "quarantine"
+            else f'select * from "{table}"',
+        )
+        out[table] = frame.sort(frame.columns, nulls_last=True)
+    return out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,6 @@ from flows.cluster_options import ClusterOptions
 from flows.settings import Settings, SiteOptions
 from tests.storage.conftest import split_landing  # noqa: F401 (the tests import it from here)
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                "AWS_REGION": "us-east-1"}  # fmt: skip
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from flows.tools.query import run_sql
+from tests_support import SAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "sample"
 PBN = ROOT / "tests" / "data" / "oracles" / "kops_PCH1003_matchpoints" / "PCH1003.pbn"
 
 

@@ -20,9 +20,9 @@ from prefect import Flow
 
 from flows.errors import UserError
 from flows.settings import Settings
+from tests_support import SAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "sample"
 
 
 # --------------------------------------------------------------------------- end to end

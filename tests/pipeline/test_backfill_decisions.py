@@ -12,8 +12,7 @@ import pytest
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
-
-from .test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
+from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 
 # A match created 2026-01-31 23:55 in Paris and started 12 minutes later: cancelled by the
 # default 10-minute rule (published in January, its creation month), played with 15 minutes

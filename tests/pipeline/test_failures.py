@@ -15,8 +15,7 @@ from flows.steps.context import bronze_table
 from flows.storage.retention import verify
 from flows.storage.served import relink
 from flows.storage.warehouse import DamagedFile, Warehouse
-
-from .test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
+from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 
 
 def test_a_tournament_whose_scoring_fails_is_reported_and_the_others_are_published(

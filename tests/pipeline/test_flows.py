@@ -12,26 +12,7 @@ from flows import cli
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
-from tests_support import ORACLES
-
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
-PUBLISHED = (
-    "simultane_deal_results",
-    "simultane_tournament_results",
-    "simultane_blocks",
-    "simultane_monthly",
-    "simultane_daily",
-    "ff_deal_results",
-    "ff_matches",
-    "ff_elo",
-    "ff_player_state",
-    "simultane_player_state",
-    "ff_monthly_ranking",
-    "bridge_board_results",
-    "bridge_standings",
-    "data_issues",
-    "quarantine",
-)
+from tests_support import ORACLES, PUBLISHED, SAMPLE, assert_same, snapshot
 
 
 def sql(capsys, warehouse: Path, query: str) -> pl.DataFrame:
@@ -39,30 +20,6 @@ def sql(capsys, warehouse: Path, query: str) -> pl.DataFrame:
     from io import StringIO
 
     return pl.read_csv(StringIO(capsys.readouterr().out))
-
-
-def assert_same(left: dict, right: dict, tables) -> None:
-    for table in tables:
-        a, b = left[table], right[table]
-        assert a.shape == b.shape, table
-        diff = [c for c in a.columns if not a[c].equals(b[c])]
-        assert not diff, (table, diff)
-
-
-def snapshot(warehouse: Path) -> dict[str, pl.DataFrame]:
-    """Every published table, sorted on all its columns (order is not part of the contract)."""
-    from flows.tools.query import run_sql
-
-    out = {}
-    for table in PUBLISHED:
-        frame = run_sql(
-            warehouse,
-            f'select * exclude (ingested_at) from "{table}"'
-            if table == "quarantine"
-            else f'select * from "{table}"',
-        )
-        out[table] = frame.sort(frame.columns, nulls_last=True)
-    return out
 
 
 def test_nightly_publishes_the_sample_and_sql_reads_it(sample_warehouse, capsys):

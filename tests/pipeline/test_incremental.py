@@ -24,10 +24,9 @@ from flows.tools.synthetic.files import split_by_day
 from flows.tools.synthetic.platform import player_ids
 from flows.tools.synthetic.simultane import simultane_log
 from tests.tests_support import read_table
+from tests_support import PUBLISHED
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.simultane.options import SimultaneOptions
-
-from .test_flows import PUBLISHED
 
 START, DAYS, PLAYERS = date(2026, 1, 20), 48, 3  # three months, more than the 45-day window
 NIGHTS = 3

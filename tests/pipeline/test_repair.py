@@ -14,8 +14,7 @@ from flows.steps.context import bronze_table
 from flows.storage.retention import verify
 from flows.storage.served import relink
 from flows.storage.warehouse import DamagedFile, Warehouse
-
-from .test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
+from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 
 
 def _damaged_copy(sample_warehouse, tmp_path):

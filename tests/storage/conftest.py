@@ -10,7 +10,7 @@ import pytest
 
 from flows.runs import nightly_run
 from flows.settings import Settings
-from tests.pipeline.test_flows import PUBLISHED, SAMPLE, assert_same, snapshot
+from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 
 ALL = (*PUBLISHED, "ingest_log")
 

@@ -20,7 +20,7 @@ from flows.storage.catalog import tables as tables_of_catalog
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
 from flows.tools.query import run_sql
-from tests.pipeline.test_flows import PUBLISHED, SAMPLE, snapshot
+from tests_support import PUBLISHED, SAMPLE, snapshot
 
 RULE = {"simultane": {"indice_best": 2, "victoire_best": 1}}
 RANKING = "select * from simultane_monthly order by month, player_id"

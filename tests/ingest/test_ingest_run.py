@@ -15,9 +15,8 @@ from flows.runs import ingest_run as run_ingest
 from flows.settings import Settings
 from flows.steps import StepContext, simultane
 from flows.storage.warehouse import Warehouse
+from tests.ingest.lines import deal, tournament, write
 from tests_support import read_table
-
-from .lines import deal, tournament, write
 
 START = datetime(2026, 11, 3, 19, 0, tzinfo=UTC)
 GOOD = tournament("T1", START, {"BOT": [(210, 52), (0, 162)], "ann": [(220, 42), (162, 0)]})

@@ -11,13 +11,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from site_support import CHROMIUM, CHROMIUM_ARGS, KOPS_EVENT, SAMPLE, SKIP_BROWSER, oracle_dir
+from site_support import CHROMIUM, CHROMIUM_ARGS, KOPS_EVENT, SKIP_BROWSER, oracle_dir
 
 from flows import cli
 from flows.nightly import nightly
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
 from flows.tools.site import build_site
+from tests_support import SAMPLE
 
 SKIPPED = "browser tests skipped"
 

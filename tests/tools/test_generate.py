@@ -6,7 +6,6 @@ import gzip
 import json
 import random
 from datetime import date, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -25,6 +24,7 @@ from flows.tools.synthetic.simultane import (
     simultane_lines,
     simultane_log,
 )
+from tests_support import SAMPLE
 
 START = date(2026, 10, 30)  # three days over the end of October and the start of November
 
@@ -261,7 +261,7 @@ def test_split_by_day_follows_ids_and_previous_line():
 def test_the_committed_sample_is_what_generate_writes(tmp_path):
     """`data/sample/` (what `make run` reads) is `duplirank generate --players 40 --days 3
     --seed 1 --start 2026-10-30`, byte for byte: a change of the generators shows here."""
-    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    sample = SAMPLE
     written = generate(tmp_path, players=40, days=3, seed=1, start=START)
     assert sorted(p.name for p in written) == sorted(p.name for p in sample.iterdir())
     for path in written:

@@ -15,9 +15,8 @@ import pytest
 from flows import cli
 from flows.steps import STEPS
 from flows.storage.warehouse import Warehouse
+from tests_support import SAMPLE
 from transforms.bridge.options import METHODS, BridgeOptions
-
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from site_support import KOPS_EVENT, oracle_dir
 from flows import cli
 
 PHONE = {"width": 390, "height": 844}
-DATA = Path(__file__).resolve().parents[1] / "bridge" / "data"
+DATA = Path(__file__).resolve().parents[2] / "bridge" / "data"
 RED = "rgb(198, 40, 40)"
 
 

@@ -1,4 +1,4 @@
-"""Helpers of the site tests (a module of its own: `tests/site` is not a package, `site` being
+"""Helpers of the site tests (a module of its own: `tests/tools/site` is not a package, `site` being
 a module of Python's standard library)."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from pathlib import Path
 
 from tests_support import ORACLES
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "sample"
+ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = Path(os.environ.get("DUPLIRANK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",

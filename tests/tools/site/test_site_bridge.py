@@ -19,7 +19,7 @@ from flows.tools.site.markup import rows
 from transforms.bridge.event import score_events
 from transforms.bridge.usebio import parse_usebio
 
-DATA = Path(__file__).resolve().parents[1] / "bridge" / "data"
+DATA = Path(__file__).resolve().parents[2] / "bridge" / "data"
 # in a table cell; a hand's lines have their own (`HAND_*`)
 RED_HEART = "<span class=r>♥</span>"
 RED_DIAMOND = "<span class=r>♦</span>"
