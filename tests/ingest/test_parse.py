@@ -6,19 +6,20 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from flows.ingest import parse
+from flows.ingest import parse, validate_lines
 from flows.ingest.options import IngestOptions
 from flows.ingest.parse import FIELDS, parse_chunk, parse_lines
 from flows.ingest.read import _LineSplitter
 from flows.ingest.validate import Validator
 
-from .cases import deal, dumps, mutated
+from .cases import deal, dumps, ff_deal, match, mutated
 
 ODD_LINES = [b"", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b" \x0b\r", b"\xc2\xa0", b"\x00",
              b"\x1e", b"{}", b"null", b"[]", b'"x"', b"\xef\xbb\xbf{}", b'{"type":null}',
@@ -94,23 +95,39 @@ def test_a_slice_of_lines_is_parsed_from_its_own_bytes(con):
 
 
 def test_the_scratch_files_are_reused_and_their_memory_given_back(con):
-    """Chunks are written to the same few memory files (no file descriptor per chunk), emptied
-    when a file or a run is done."""
+    """Chunks are written to the same few memory files (no new file per chunk), emptied when a
+    file or a run is done."""
     chunk = chunk_of([dumps(deal("ann")).encode()] * 3)
     parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
-    fds = len(os.listdir("/proc/self/fd"))
+    first = list(parse._scratch().files)
     for _ in range(5):
         parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
-    assert len(os.listdir("/proc/self/fd")) == fds
+    assert parse._scratch().files == first
+    assert all(os.fstat(fd).st_size > 0 for fd, _ in first)
     parse.release_scratch()
-    scratch = parse._scratch()
-    assert scratch.files and all(os.fstat(fd).st_size == 0 for fd, _ in scratch.files)
+    assert all(os.fstat(fd).st_size == 0 for fd, _ in first)
 
 
-def test_the_parse_comes_in_one_chunk_per_column(con):
-    """The reader's files come back as several batches; columns of different chunkings beside
-    each other made Polars 2.1 panic (`i < self.len()`) on a batch of Face-à-Face files."""
-    lines = [dumps(deal(f"p{i}", 1 + i % 2)).encode() for i in range(3000)] + [b"{oops"]
-    chunk = chunk_of(lines)
-    frame = parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
-    assert set(frame.n_chunks("all")) == {1}
+def test_a_big_chunk_of_face_a_face_lines_validates_like_its_parts():
+    """A chunk of thousands of lines comes back from the reader as several batches (a Polars
+    panic once came from columns of different chunkings): validated whole or in small parts,
+    it gives the same rows and the same quarantine."""
+    records = [match(f"m{i}") if i % 17 == 0 else ff_deal(f"m{i // 17 * 17}", 1 + i % 16)
+               for i in range(3400)]  # fmt: skip
+    lines = [dumps(r).encode() for r in records]
+    lines[1000:1000] = [b"{oops", b""]
+    whole = validate_lines(lines, "x.jsonl")
+    size = 250
+    parts = [(start, validate_lines(lines[start : start + size], "x.jsonl"))
+             for start in range(0, len(lines), size)]  # fmt: skip
+    assert whole.lines_read == len(lines) == sum(part.lines_read for _, part in parts)
+    for name, rows in whole.frames().items():
+        expected = [p.frames()[name].with_columns(pl.col("line_no") + start)
+                    for start, p in parts if name in p.rows]  # fmt: skip
+        expected = pl.concat(expected)
+        assert_frame_equal(rows.sort("line_no"), expected.sort("line_no"), check_dtypes=False)
+    quarantined = pl.concat([p.quarantine_rows.with_columns(pl.col("line_no") + start)
+                             for start, p in parts if p.quarantine_rows.height])  # fmt: skip
+    assert whole.quarantine_rows.sort("line_no")["line_no"].to_list() == (
+        quarantined.sort("line_no")["line_no"].to_list()
+    )
