@@ -112,22 +112,34 @@ def test_a_big_chunk_of_face_a_face_lines_validates_like_its_parts():
     """A chunk of thousands of lines comes back from the reader as several batches (a Polars
     panic once came from columns of different chunkings): validated whole or in small parts,
     it gives the same rows and the same quarantine."""
-    records = [match(f"m{i}") if i % 17 == 0 else ff_deal(f"m{i // 17 * 17}", 1 + i % 16)
-               for i in range(3400)]  # fmt: skip
+    records = [
+        match(f"m{i}") if i % 17 == 0 else ff_deal(f"m{i // 17 * 17}", 1 + i % 16)
+        for i in range(3400)
+    ]
     lines = [dumps(r).encode() for r in records]
     lines[1000:1000] = [b"{oops", b""]
     whole = validate_lines(lines, "x.jsonl")
     size = 250
-    parts = [(start, validate_lines(lines[start : start + size], "x.jsonl"))
-             for start in range(0, len(lines), size)]  # fmt: skip
+    parts = [
+        (start, validate_lines(lines[start : start + size], "x.jsonl"))
+        for start in range(0, len(lines), size)
+    ]
     assert whole.lines_read == len(lines) == sum(part.lines_read for _, part in parts)
     for name, rows in whole.frames().items():
-        expected = [p.frames()[name].with_columns(pl.col("line_no") + start)
-                    for start, p in parts if name in p.rows]  # fmt: skip
+        expected = [
+            p.frames()[name].with_columns(pl.col("line_no") + start)
+            for start, p in parts
+            if name in p.rows
+        ]
         expected = pl.concat(expected)
         assert_frame_equal(rows.sort("line_no"), expected.sort("line_no"), check_dtypes=False)
-    quarantined = pl.concat([p.quarantine_rows.with_columns(pl.col("line_no") + start)
-                             for start, p in parts if p.quarantine_rows.height])  # fmt: skip
+    quarantined = pl.concat(
+        [
+            p.quarantine_rows.with_columns(pl.col("line_no") + start)
+            for start, p in parts
+            if p.quarantine_rows.height
+        ]
+    )
     assert whole.quarantine_rows.sort("line_no")["line_no"].to_list() == (
         quarantined.sort("line_no")["line_no"].to_list()
     )
