@@ -76,20 +76,27 @@ def generate(rows: int, seed: int) -> dict[str, Path]:
     chunk = 0
     while len(results) < rows:
         records = bridge_records(
-            rng, seed + chunk, 500, START + timedelta(days=chunk), 1,
-            methods={"matchpoints": 1, "butler": 1}, variety=False,
-        )  # fmt: skip
+            rng,
+            seed + chunk,
+            500,
+            START + timedelta(days=chunk),
+            1,
+            methods={"matchpoints": 1, "butler": 1},
+            variety=False,
+        )
         events += [r for r in records if r["type"] == "bridge.event"]
         results += [r for r in records if r["type"] == "bridge.result"]
         chunk += 1
     DATA.mkdir(parents=True, exist_ok=True)
     for kind, records in (("event", events), ("result", results)):
         schema = RECORD_TYPES[f"bridge.{kind}"].schema()
-        fields = [c for c in schema if c not in ("month", "extra", "source_file", "line_no",
-                                                 "delivery")]  # fmt: skip
+        fields = [
+            c for c in schema if c not in ("month", "extra", "source_file", "line_no", "delivery")
+        ]
         raw = {c: (pl.String if c in ("date", "options") else schema[c]) for c in fields}
-        frame = pl.DataFrame([[r.get(c) for c in fields] for r in records], schema=raw,
-                             orient="row")  # fmt: skip
+        frame = pl.DataFrame(
+            [[r.get(c) for c in fields] for r in records], schema=raw, orient="row"
+        )
         if kind == "event":
             frame = frame.with_columns(pl.col("date").str.to_date())
         frame.write_parquet(files[kind])

@@ -60,8 +60,13 @@ def cluster_start(workers: int) -> float:
     from distributed import Client, LocalCluster
 
     start = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, scheduler_port=0) as cluster:  # fmt: skip
+    with LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        scheduler_port=0,
+    ) as cluster:
         with Client(cluster) as client:
             client.run(lambda: __import__("flows.steps"))  # what a task's first call imports
     return round(time.perf_counter() - start, 2)
@@ -85,21 +90,31 @@ def main() -> None:
         )
     off = SiteOptions(enabled=False)
     results: dict = {
-        "days": args.days, "players": args.players, "cores": os.cpu_count(),
-        "load_average_before": os.getloadavg(), "python": platform.python_version(),
-    }  # fmt: skip
+        "days": args.days,
+        "players": args.players,
+        "cores": os.cpu_count(),
+        "load_average_before": os.getloadavg(),
+        "python": platform.python_version(),
+    }
 
-    moto = subprocess.Popen([sys.executable, "-c", MOTO], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    moto = subprocess.Popen(
+        [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         port = int(moto.stdout.readline())
-        os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-                           "AWS_REGION": "us-east-1",
-                           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"})  # fmt: skip
+        os.environ.update(
+            {
+                "AWS_ACCESS_KEY_ID": "bench",
+                "AWS_SECRET_ACCESS_KEY": "bench",
+                "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            }
+        )
         import s3fs
 
-        s3fs.S3FileSystem(endpoint_url=f"http://127.0.0.1:{port}", key="bench",
-                          secret="bench").mkdir("bench")  # fmt: skip
+        s3fs.S3FileSystem(
+            endpoint_url=f"http://127.0.0.1:{port}", key="bench", secret="bench"
+        ).mkdir("bench")
         with prefect_api():
             local = work / "warehouse"
             shutil.rmtree(local, ignore_errors=True)
@@ -111,23 +126,28 @@ def main() -> None:
             print(f"months {first}..{last}; first nightly {t_nightly} s", flush=True)
 
             runs = {}
-            t, _ = timed(backfill, Settings(warehouse=local, landing=landing, site=off),
-                         first, last)  # fmt: skip
+            t, _ = timed(
+                backfill, Settings(warehouse=local, landing=landing, site=off), first, last
+            )
             runs["local_runner"] = t
             print(f"backfill, default runner: {t} s", flush=True)
             for n in [int(w) for w in args.workers.split(",")]:
                 options = ClusterOptions(runner="dask", workers=n)
-                t, _ = timed(backfill, Settings(warehouse=local, landing=landing, site=off,
-                                                cluster=options), first, last)  # fmt: skip
+                t, _ = timed(
+                    backfill,
+                    Settings(warehouse=local, landing=landing, site=off, cluster=options),
+                    first,
+                    last,
+                )
                 runs[f"dask_{n}_workers"] = t
                 runs[f"dask_{n}_workers_cluster_start"] = cluster_start(n)
                 print(f"backfill, dask {n} workers: {t} s", flush=True)
 
             remote = "s3://bench/warehouse"
-            t_s3_nightly, _ = timed(nightly, Settings(warehouse=remote, landing=landing,
-                                                      site=off))  # fmt: skip
-            t, _ = timed(backfill, Settings(warehouse=remote, landing=landing, site=off),
-                         first, last)  # fmt: skip
+            t_s3_nightly, _ = timed(nightly, Settings(warehouse=remote, landing=landing, site=off))
+            t, _ = timed(
+                backfill, Settings(warehouse=remote, landing=landing, site=off), first, last
+            )
             runs["s3_moto_local_runner"] = t
             results["nightly_s3_moto_s"] = t_s3_nightly
             print(f"backfill on S3 (moto), default runner: {t} s", flush=True)

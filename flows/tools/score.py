@@ -72,8 +72,9 @@ def score_file(
         from flows.tools.site import event_site
 
         deals = board_deals(frames["bridge.result"].lazy()).collect()
-        site = event_site(tables["bridge_standings"], tables["bridge_board_results"], events,
-                          out, lang, deals)  # fmt: skip
+        site = event_site(
+            tables["bridge_standings"], tables["bridge_board_results"], events, out, lang, deals
+        )
         text = site.text() + "\n"
         if notes:
             sys.stderr.write("\n".join(notes) + "\n")
@@ -98,8 +99,11 @@ def score_file(
             frame = frame.select(kept).with_columns(pl.lit(event["event_id"]).alias("event_id"))
             if field is not None:
                 frame = frame.with_columns(pl.lit(field).alias("field"))
-            frame = frame.select("event_id", *(["field"] if field is not None else []),
-                                 pl.exclude("event_id", "field"))  # fmt: skip
+            frame = frame.select(
+                "event_id",
+                *(["field"] if field is not None else []),
+                pl.exclude("event_id", "field"),
+            )
             name = title.strip() + (f" — field {field}" if field is not None else "")
             outputs.append(_render(frame, fmt, name))
     text = _join(outputs, fmt)
@@ -147,8 +151,10 @@ def read_bridge_file(path: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
             raise ValueError(f"{path}: no traveller line could be read")
         frames |= parsed_xml.frames
         notes += [f"skipped: {reason}" for reason in parsed_xml.skipped]
-        notes += [f"unknown USEBIO element <{tag}> ignored ({n}×)"
-                  for tag, n in sorted(parsed_xml.unknown.items())]  # fmt: skip
+        notes += [
+            f"unknown USEBIO element <{tag}> ignored ({n}×)"
+            for tag, n in sorted(parsed_xml.unknown.items())
+        ]
         return frames, notes
     if _looks_like_pbn(path, data):
         parsed = parse_pbn(data, path.name, path.name.split(".")[0])

@@ -102,11 +102,17 @@ def test_vulnerability_cycle():
 def test_the_scorer_takes_the_vulnerability_from_the_board_number_unless_given():
     """3NT= by N scores 600 when NS is vulnerable, else 400; by E -600 when EW is."""
     rows = [
-        {"board": board, "ns_pair": str(2 * k + 1), "ew_pair": str(2 * k + 2),
-         "contract": "3NT", "declarer": declarer, "result": "="}
+        {
+            "board": board,
+            "ns_pair": str(2 * k + 1),
+            "ew_pair": str(2 * k + 2),
+            "contract": "3NT",
+            "declarer": declarer,
+            "result": "=",
+        }
         for board in range(1, 18)
         for k, declarer in enumerate(("N", "E"))
-    ]  # fmt: skip
+    ]
     given = {"board": 18, "ns_pair": "1", "ew_pair": "2", "contract": "3NT", "declarer": "N"}
     given |= {"result": "=", "extra": '{"vulnerable": " both "}'}  # board 18 is NS by the cycle
     scores = (

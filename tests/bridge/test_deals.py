@@ -29,21 +29,25 @@ def lines(extras: list[tuple[int, dict | None]]) -> pl.LazyFrame:
             "section": pl.String,
             "board": pl.Int64,
             "extra": pl.String,
-        },  # fmt: skip
+        },
     )
 
 
 def test_a_board_with_a_deal_has_one_row_given_values_first():
-    frame = lines([
-        (1, {"deal": DEAL, "dealer": "s", "vulnerable": "Both"}),
-        (1, {"deal": DEAL}),
-        (2, {"deal": DEAL}),  # dealer and vulnerability from the board number
-        (3, None), (4, {"reported_ns": 1.0}),  # no deal: no row
-    ])  # fmt: skip
+    frame = lines(
+        [
+            (1, {"deal": DEAL, "dealer": "s", "vulnerable": "Both"}),
+            (1, {"deal": DEAL}),
+            (2, {"deal": DEAL}),  # dealer and vulnerability from the board number
+            (3, None),
+            (4, {"reported_ns": 1.0}),  # no deal: no row
+        ]
+    )
     deals = board_deals(frame).collect().sort("board")
     assert deals.select("board", "dealer", "vulnerable").rows() == [
-        (1, "S", "All"), (2, "E", "NS"),
-    ]  # fmt: skip
+        (1, "S", "All"),
+        (2, "E", "NS"),
+    ]
     assert deals["deal"].to_list() == [DEAL, DEAL]
 
 
@@ -54,7 +58,7 @@ def test_the_readers_keep_the_deal_of_each_board():
         deals = board_deals(parsed.frames["bridge.result"].lazy()).collect()
         assert deals.select("board", "deal", "dealer", "vulnerable").rows() == [
             (1, DEAL, "N", "None")
-        ]  # fmt: skip
+        ]
 
 
 def test_hands_start_at_the_given_seat():
@@ -65,7 +69,8 @@ def test_hands_start_at_the_given_seat():
     assert hands("N:AKQJT98765432... - - -") == {"N": ["AKQJT98765432", "", "", ""]}
 
 
-@pytest.mark.parametrize("text", [None, "", "AKQ2.KQJ5.A3.T98", "X:a b c d", "N:1 2 3 4",
-                                  "N:A.K.Q J.T.9.8 - -"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text", [None, "", "AKQ2.KQJ5.A3.T98", "X:a b c d", "N:1 2 3 4", "N:A.K.Q J.T.9.8 - -"]
+)
 def test_what_is_not_a_deal(text):
     assert hands(text) is None

@@ -145,14 +145,33 @@ def test_bad_options_are_user_errors():
 def test_data_issues_and_unusable_lines():
     rows = [
         {"board": 1, "ns_pair": "1", "ew_pair": "2", "score_ns": 425},
-        {"board": 1, "ns_pair": "3", "ew_pair": "4", "contract": "4S", "declarer": "N",
-         "result": "=", "score_ns": 450},
-        {"board": 1, "ns_pair": "5", "ew_pair": "6", "contract": "4Q", "declarer": "N",
-         "result": "="},
+        {
+            "board": 1,
+            "ns_pair": "3",
+            "ew_pair": "4",
+            "contract": "4S",
+            "declarer": "N",
+            "result": "=",
+            "score_ns": 450,
+        },
+        {
+            "board": 1,
+            "ns_pair": "5",
+            "ew_pair": "6",
+            "contract": "4Q",
+            "declarer": "N",
+            "result": "=",
+        },
         {"board": 1, "ns_pair": "7", "ew_pair": "8", "adjusted": "AVG?"},
-        {"board": 1, "ns_pair": "9", "ew_pair": "10", "contract": "4S", "declarer": "N",
-         "result": "-1"},
-    ]  # fmt: skip
+        {
+            "board": 1,
+            "ns_pair": "9",
+            "ew_pair": "10",
+            "contract": "4S",
+            "declarer": "N",
+            "result": "-1",
+        },
+    ]
     scores = score("matchpoints", rows)
     issues = scores.issues.collect().sort("kind")
     assert issues["kind"].to_list() == [
@@ -163,8 +182,12 @@ def test_data_issues_and_unusable_lines():
     ]
     assert issues["month"].unique().to_list() == ["2026-11"]
     assert json.loads(issues["keys"][0]) == {
-        "event_id": "E1", "section": "", "board": "1", "ns_pair": "3", "ew_pair": "4",
-    }  # fmt: skip
+        "event_id": "E1",
+        "section": "",
+        "board": "1",
+        "ns_pair": "3",
+        "ew_pair": "4",
+    }
     # the line with the contradicting score keeps its given 450 and is compared; the unusable
     # lines are left out of the board (they are in data_issues)
     board = (
@@ -197,8 +220,9 @@ def test_many_events_with_different_methods_and_sections():
     scores = score_events({"bridge.event": events, "bridge.result": results})
     standings = scores.tables["bridge_standings"].collect().sort("event_id", "section", "pair")
     assert standings.filter(pl.col("event_id") == "MP")["section"].unique().sort().to_list() == [
-        "A", "B",
-    ]  # fmt: skip
+        "A",
+        "B",
+    ]
     assert standings.filter(pl.col("event_id") == "IMP")["section"].to_list() == [None] * 6
     months = dict(zip(standings["event_id"], standings["month"], strict=False))
     assert months == {"MP": "2026-10", "IMP": "2026-11"}

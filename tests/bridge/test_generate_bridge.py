@@ -28,8 +28,13 @@ def test_varied_corrupt_and_scorable():
     frames = validated.frames()
     events = frames["bridge.event"]
     assert set(events["scoring"]) == {
-        "three_tables", "matchpoints", "butler", "cavendish", "cavendish_avg", "sunday_times",
-    }  # fmt: skip
+        "three_tables",
+        "matchpoints",
+        "butler",
+        "cavendish",
+        "cavendish_avg",
+        "sunday_times",
+    }
     assert events["date"].min() == START and events["date"].max() <= date(2026, 11, 6)
     results = frames["bridge.result"]
     tables = results.group_by("event_id", "board").len()["len"]

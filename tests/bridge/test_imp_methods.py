@@ -14,9 +14,25 @@ from transforms.bridge.vp import add_vp
 
 @pytest.mark.parametrize(
     ("difference", "expected"),
-    [(0, 0), (10, 0), (20, 1), (40, 1), (50, 2), (420, 9), (430, 10), (1490, 16), (1500, 17),
-     (1750, 18), (2080, 19), (2240, 19), (3990, 23), (4000, 24), (7600, 24), (-430, -10)],
-)  # fmt: skip
+    [
+        (0, 0),
+        (10, 0),
+        (20, 1),
+        (40, 1),
+        (50, 2),
+        (420, 9),
+        (430, 10),
+        (1490, 16),
+        (1500, 17),
+        (1750, 18),
+        (2080, 19),
+        (2240, 19),
+        (3990, 23),
+        (4000, 24),
+        (7600, 24),
+        (-430, -10),
+    ],
+)
 def test_imp_scale(difference, expected):
     assert imps_of(difference) == expected
     assert pl.select(imps(pl.lit(difference))).item() == expected

@@ -74,12 +74,18 @@ def test_realbridge_teams_export():
     assert len(results) == 299
     first, second = results.row(0, named=True), results.row(1, named=True)
     assert (first["board"], first["contract"], first["declarer"], first["score_ns"]) == (
-        11, "Pass", None, 0,
-    )  # fmt: skip
+        11,
+        "Pass",
+        None,
+        0,
+    )
     assert first["ns_pair"] == "Markus Knob#39415-Clemens Wanha#184195"
     assert (second["contract"], second["declarer"], second["result"], second["score_ns"]) == (
-        "1NT", "N", "+1", 120,
-    )  # fmt: skip
+        "1NT",
+        "N",
+        "+1",
+        120,
+    )
     scores = score_events(parsed.frames)
     # every given [Score] agrees with its contract, declarer, tricks and [Vulnerable]
     assert scores.issues.collect().is_empty()

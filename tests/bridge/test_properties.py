@@ -25,10 +25,16 @@ def test_ns_plus_ew_matchpoints_is_the_top(full, partial, artificial):
     frame = score("matchpoints", rows).tables["bridge_board_results"].collect()
     both = (
         frame.filter(pl.col("adjusted").is_null())
-        .group_by("board", "score_ns", pl.when(pl.col("direction") == "NS").then(pl.col("pair"))
-                  .otherwise(pl.col("opponent")).alias("table"))
+        .group_by(
+            "board",
+            "score_ns",
+            pl.when(pl.col("direction") == "NS")
+            .then(pl.col("pair"))
+            .otherwise(pl.col("opponent"))
+            .alias("table"),
+        )
         .agg(pl.col("mp").sum(), pl.col("mp_top").first())
-    )  # fmt: skip
+    )
     for row in both.iter_rows(named=True):
         m = len(full) if row["board"] == 1 else len(partial)
         share = 1.2 if (m < 4 <= n) else 1.0  # the M < 4 exception: complement to 120 %
@@ -63,12 +69,13 @@ def _kept_for_datum(scores: list[int]) -> list[int]:
 @FAST
 @given(
     boards=st.lists(
-        st.lists(st.sampled_from([-200, -100, 0, 110, 140, 420, 450, 620]), min_size=1,
-                 max_size=13),
+        st.lists(
+            st.sampled_from([-200, -100, 0, 110, 140, 420, 450, 620]), min_size=1, max_size=13
+        ),
         min_size=1,
         max_size=3,
     )
-)  # fmt: skip
+)
 def test_ranks_and_datums_match_a_plain_model(boards):
     """The ranks read from one sort (`frames`) against counting by hand, with many ties:
     matchpoints from zero (all boards full, so no Neuberg) and Butler datums."""
@@ -93,13 +100,16 @@ def test_ranks_and_datums_match_a_plain_model(boards):
 @FAST
 @given(
     tables=st.lists(
-        st.tuples(st.sampled_from(["E1", "E2", "E3"]), st.sampled_from(["", "A", "B"]),
-                  st.text("0123456789xyz", min_size=1, max_size=3),
-                  st.text("0123456789xyz", min_size=1, max_size=3)),
+        st.tuples(
+            st.sampled_from(["E1", "E2", "E3"]),
+            st.sampled_from(["", "A", "B"]),
+            st.text("0123456789xyz", min_size=1, max_size=3),
+            st.text("0123456789xyz", min_size=1, max_size=3),
+        ),
         min_size=1,
         max_size=30,
     )
-)  # fmt: skip
+)
 def test_pair_keys_identify_event_section_and_pair(tables):
     """One integer key per (event, section, pair), whichever side the pair sat."""
     rows = [
@@ -112,10 +122,14 @@ def test_pair_keys_identify_event_section_and_pair(tables):
     lines = traveller_lines(results)
     seats = pl.concat(
         [
-            lines.select("event_id", "section", pl.col(f"{side}_pair").alias("pair"),
-                         pl.col(f"{side}_key").alias("key"))
+            lines.select(
+                "event_id",
+                "section",
+                pl.col(f"{side}_pair").alias("pair"),
+                pl.col(f"{side}_key").alias("key"),
+            )
             for side in ("ns", "ew")
         ]
-    ).unique()  # fmt: skip
+    ).unique()
     assert seats.select("event_id", "section", "pair").n_unique() == seats.height
     assert seats["key"].n_unique() == seats.height

@@ -35,8 +35,11 @@ def test_boards_of_a_pbn_file_with_a_method():
     assert len(rows) == 2 * 108
     first = rows[0]
     assert (first["board"], first["pair"], first["direction"], first["score_ns"]) == (
-        1, "Para-1", "NS", -460,
-    )  # fmt: skip
+        1,
+        "Para-1",
+        "NS",
+        -460,
+    )
     assert {r["imp"] for r in rows if r["board"] == 1} == {0.0}
 
 

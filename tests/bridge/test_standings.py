@@ -43,10 +43,13 @@ def test_howell_with_a_sit_out_is_ranked_by_percentage():
 
 def test_imp_standings_rank_per_board_when_boards_differ():
     rows = [
-        line(1, "1", "2", 420), line(1, "3", "4", -50),
-        line(2, "5", "2", 420), line(2, "4", "3", 170),
-        line(3, "5", "1", 420), line(3, "2", "6", 170),
-    ]  # fmt: skip
+        line(1, "1", "2", 420),
+        line(1, "3", "4", -50),
+        line(2, "5", "2", 420),
+        line(2, "4", "3", 170),
+        line(3, "5", "1", 420),
+        line(3, "2", "6", 170),
+    ]
     standings = score("butler", rows).tables["bridge_standings"].collect()
     by_pair = {r["pair"]: (r["total"], r["boards"]) for r in standings.iter_rows(named=True)}
     assert by_pair["5"] == (12.0, 2) and by_pair["6"] == (6.0, 1)
@@ -114,7 +117,7 @@ def _totals(rows: list[tuple[str, int, int]]) -> pl.LazyFrame:
                 "real_boards": boards,
             }
             for pair, total, boards in rows
-        ]  # fmt: skip
+        ]
     ).lazy()
 
 
@@ -132,10 +135,16 @@ def test_percentages_equal_at_two_decimals_share_a_rank():
 @pytest.mark.parametrize(
     ("spelling", "ns_pct", "ew_pct"),
     [
-        ("A5050", 50, 50), ("A6040", 60, 40), ("A4060", 40, 60), ("A6060", 60, 60),
-        ("A4040", 40, 40), ("A60/A40", 60, 40), ("A50", 50, 50), ("A40/A40", 40, 40),
+        ("A5050", 50, 50),
+        ("A6040", 60, 40),
+        ("A4060", 40, 60),
+        ("A6060", 60, 60),
+        ("A4040", 40, 40),
+        ("A60/A40", 60, 40),
+        ("A50", 50, 50),
+        ("A40/A40", 40, 40),
     ],
-)  # fmt: skip
+)
 def test_each_artificial_spelling(spelling, ns_pct, ew_pct):
     scores = score("matchpoints", board_scores(1, [500, 400, 300, spelling]))
     boards = scores.tables["bridge_board_results"].collect()

@@ -32,8 +32,10 @@ def test_the_event_and_its_metadata_are_read():
     parsed = _usebio_mitchell()
     event = parsed.frames["bridge.event"].row(0, named=True)
     assert (event["scoring"], str(event["date"]), event["movement"]) == (
-        "matchpoints", "2026-11-03", "two_winner",
-    )  # fmt: skip
+        "matchpoints",
+        "2026-11-03",
+        "two_winner",
+    )
     assert json.loads(event["extra"])["program"] == "Compscore3"
     assert parsed.unknown == {"FOO_BAR": 1}
     assert parsed.skipped == []
@@ -77,8 +79,9 @@ def test_the_same_event_as_pbn_and_as_usebio_gives_the_same_tables():
     assert set(from_pbn["bridge_standings"]["field"]) == {"NS", "EW"}  # its TotalScoreTable
 
 
-def usebio(event_type: str, lines: list[str], scoring_method: str = "", winner: str = "1",
-           extra: str = "") -> bytes:  # fmt: skip
+def usebio(
+    event_type: str, lines: list[str], scoring_method: str = "", winner: str = "1", extra: str = ""
+) -> bytes:
     """A small USEBIO file: one board, the given traveller lines (NS pair i+1 against EW pair
     i+5, SCORE as given)."""
     body = "".join(
@@ -118,16 +121,25 @@ def test_an_event_type_that_is_not_pairs_is_refused():
 
 @pytest.mark.parametrize(
     ("spelling", "ns_pct", "ew_pct"),
-    [("A5050", 50, 50), ("A6040", 60, 40), ("A4060", 40, 60), ("A6060", 60, 60),
-     ("A4040", 40, 40), ("A60/A40", 60, 40), ("AVE+", 60, 40), ("AVE-", 40, 60)],
-)  # fmt: skip
+    [
+        ("A5050", 50, 50),
+        ("A6040", 60, 40),
+        ("A4060", 40, 60),
+        ("A6060", 60, 60),
+        ("A4040", 40, 40),
+        ("A60/A40", 60, 40),
+        ("AVE+", 60, 40),
+        ("AVE-", 40, 60),
+    ],
+)
 def test_each_artificial_spelling(spelling, ns_pct, ew_pct):
     parsed = parse_usebio(usebio("MP_PAIRS", ["420", "-50", "170", spelling]), "f", "E")
     boards = _scored(parsed.frames)["bridge_board_results"]
     artificial = boards.filter(pl.col("adjusted").is_not_null())
     assert dict(zip(artificial["direction"], artificial["pct"], strict=True)) == {
-        "NS": ns_pct, "EW": ew_pct,
-    }  # fmt: skip
+        "NS": ns_pct,
+        "EW": ew_pct,
+    }
 
 
 def test_an_unknown_element_is_read_past_and_reported():

@@ -39,8 +39,13 @@ def s3(s3_server, tmp_path, monkeypatch):
     import s3fs
 
     bucket = f"wh-{uuid.uuid4().hex[:12]}"
-    fs = s3fs.S3FileSystem(endpoint_url=s3_server, key="testing", secret="testing",
-                           skip_instance_cache=True, use_listings_cache=False)  # fmt: skip
+    fs = s3fs.S3FileSystem(
+        endpoint_url=s3_server,
+        key="testing",
+        secret="testing",
+        skip_instance_cache=True,
+        use_listings_cache=False,
+    )
     fs.mkdir(bucket)
     return Bucket(bucket, fs, s3_server)
 
@@ -70,5 +75,6 @@ def settings(warehouse, landing, site: bool = False, **more) -> Settings:
 
 
 def dask_settings(warehouse, landing, workers: int = 2, **more) -> Settings:
-    return settings(warehouse, landing, cluster=ClusterOptions(runner="dask", workers=workers),
-                    **more)  # fmt: skip
+    return settings(
+        warehouse, landing, cluster=ClusterOptions(runner="dask", workers=workers), **more
+    )

@@ -45,11 +45,21 @@ def test_nightlies_and_a_backfill_on_s3_give_the_tables_of_a_local_folder(s3, tm
     assert Warehouse(remote).version() == Warehouse(local).version() == 3
 
     # analysts: `duplirank sql --warehouse s3://…`, and nothing else than the listed files
-    code = cli.main(["sql", "select count(*) as n from simultane_deal_results", "--format",
-                     "csv", "--warehouse", remote])  # fmt: skip
+    code = cli.main(
+        [
+            "sql",
+            "select count(*) as n from simultane_deal_results",
+            "--format",
+            "csv",
+            "--warehouse",
+            remote,
+        ]
+    )
     assert code == 0
-    assert int(capsys.readouterr().out.split()[1]) == snapshot_all(local)[
-        "simultane_deal_results"].height  # fmt: skip
+    assert (
+        int(capsys.readouterr().out.split()[1])
+        == snapshot_all(local)["simultane_deal_results"].height
+    )
     other = s3.url("wh/current.json")
     code = cli.main(["sql", f"select * from read_text('{other}')", "--warehouse", remote])
     assert code == 2 and "reads only the published tables" in capsys.readouterr().err
@@ -66,12 +76,15 @@ def test_an_s3_landing_is_read_like_a_local_folder_and_only_once(s3, tmp_path):
     left, right = snapshot_all(s3.url("wh")), snapshot_all(local)
     log = left["ingest_log"]
     assert log.filter(pl.col("file").str.ends_with("/notes.txt"))["status"].to_list() == [
-        "skipped: unknown suffix"]  # fmt: skip
+        "skipped: unknown suffix"
+    ]
     left["ingest_log"] = log.filter(~pl.col("file").str.ends_with("/notes.txt"))
     for table in left:  # the same rows; only the files' names and times (in the logs) differ
         # a file's identity on disk (mtime, ctime, inode) is not an object's
-        a, b = (t.drop("file", "mtime_ns", "ctime_ns", "inode", strict=False)
-                for t in (left[table], right[table]))  # fmt: skip
+        a, b = (
+            t.drop("file", "mtime_ns", "ctime_ns", "inode", strict=False)
+            for t in (left[table], right[table])
+        )
         assert a.sort(a.columns, nulls_last=True).equals(b.sort(b.columns, nulls_last=True)), table
     again = nightly_run(settings(s3.url("wh"), s3.url("landing")))
     assert not again.published and not any(f.logged for f in again.ingest.files)

@@ -84,9 +84,10 @@ def test_elo_through_a_sequence_with_the_bot():
     s = score_matches(h.frames(), OPTS)
     elo = elo_history(s.tables["ff_match_scores"], OPTS)
     m = with_elo(s.tables["ff_match_scores"], elo, OPTS).collect().sort("match_id")
-    got = [tuple(round(x, 2) for x in row) for row in m.select(
-        "elo_a_before", "elo_b_before", "elo_a_after", "elo_b_after"
-    ).rows()]  # fmt: skip
+    got = [
+        tuple(round(x, 2) for x in row)
+        for row in m.select("elo_a_before", "elo_b_before", "elo_a_after", "elo_b_after").rows()
+    ]
     assert got == [
         (1600.0, 1600.0, 1620.0, 1580.0),
         (1620.0, 1600.0, 1598.85, 1600.0),  # the Bot stays at 1600

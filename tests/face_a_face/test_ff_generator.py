@@ -83,10 +83,11 @@ def test_outputs_do_not_depend_on_the_order_of_input_rows(lines):
 
     def tables(order_seed: int | None):
         inputs = [
-            frames[k] if order_seed is None else frames[k].sample(fraction=1.0, shuffle=True,
-                                                                  seed=order_seed)
+            frames[k]
+            if order_seed is None
+            else frames[k].sample(fraction=1.0, shuffle=True, seed=order_seed)
             for k in kinds
-        ]  # fmt: skip
+        ]
         s = score_matches(dict(zip(kinds, inputs, strict=True)), OPTS)
         elo = elo_history(s.tables["ff_match_scores"], OPTS)
         matches = with_elo(s.tables["ff_match_scores"], elo, OPTS)

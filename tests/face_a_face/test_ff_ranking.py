@@ -26,8 +26,9 @@ class Month(History):
 
     def play(self, match_id, a, b, d_a, match_type="classique", **kw):
         hours = len(self.match_rows)
-        return self.match(match_id, a, b, d_a, match_type=match_type,
-                          created=T0 + timedelta(hours=hours), **kw)  # fmt: skip
+        return self.match(
+            match_id, a, b, d_a, match_type=match_type, created=T0 + timedelta(hours=hours), **kw
+        )
 
 
 def pipeline(h: History, opts: FaceAFaceOptions = OPTS):
@@ -119,11 +120,21 @@ def test_rematch_is_kept_not_ranked_and_reported():
         None,
     )
     assert issues.filter(pl.col("kind") == "ff_rematch").select("month", "keys").rows() == [
-        ("2026-03", json.dumps({"match_id": "m2", "player_a": "bob", "player_b": "ann",
-                                "match_type": "classique"}, separators=(",", ":"))),
-        ("2026-03", json.dumps({"match_id": "m5", "player_a": "ann", "player_b": "BOT",
-                                "match_type": "attaque"}, separators=(",", ":"))),
-    ]  # fmt: skip
+        (
+            "2026-03",
+            json.dumps(
+                {"match_id": "m2", "player_a": "bob", "player_b": "ann", "match_type": "classique"},
+                separators=(",", ":"),
+            ),
+        ),
+        (
+            "2026-03",
+            json.dumps(
+                {"match_id": "m5", "player_a": "ann", "player_b": "BOT", "match_type": "attaque"},
+                separators=(",", ":"),
+            ),
+        ),
+    ]
     ann = ranking.filter(pl.col("player_id") == "ann").row(0, named=True)
     # ranked: m1 (win vs bob 1600), m3 (win vs bob at 1580), m4 (win vs Bot)
     assert ann["points"] == round((4800 + 3 * 1580 + 4800) / 12, 2)
@@ -161,13 +172,15 @@ def test_cross_record_problems_are_reported():
     h.deal_rows.append(dict(h.deal_rows[-1], player_id="eve"))
     matches, _, issues = pipeline(h)
     assert issues.sort("kind", "keys").select("kind", "detail").rows() == [
-        ("ff_deal_player_not_in_match", "1 deal rows of eve for a match between ann and dan: "
-         "not scored"),
+        (
+            "ff_deal_player_not_in_match",
+            "1 deal rows of eve for a match between ann and dan: not scored",
+        ),
         ("ff_player_without_deals", "player ann has no deal rows: match not scored"),
         ("ff_player_without_deals", "player bob has no deal rows: match not scored"),
         ("ff_roles", "classique ann: 5 attack + 11 defense deals, expected 4 + 12"),
         ("ff_roles", "classique cid: 5 attack + 11 defense deals, expected 4 + 12"),
-    ]  # fmt: skip
+    ]
     assert matches.select("match_id", "mp_a", "outcome_a", "counts_for_ranking").rows() == [
         ("nodeals", None, None, False),
         ("ok", 5, "win", True),

@@ -133,9 +133,11 @@ def test_disconnection_of_a_player_not_in_the_match_is_ignored_and_reported():
     assert scores.tables["ff_match_scores"].collect()["status"].to_list() == ["played"]
     issues = scores.issues.collect().filter(pl.col("kind") == "ff_disconnect_player_not_in_match")
     assert issues.select("keys", "detail").rows() == [
-        ('{"match_id":"m1","player_id":"zoe"}',
-         "1 disconnection(s) of zoe in a match between ann and bob: ignored"),
-    ]  # fmt: skip
+        (
+            '{"match_id":"m1","player_id":"zoe"}',
+            "1 disconnection(s) of zoe in a match between ann and bob: ignored",
+        ),
+    ]
 
 
 def test_forfeit_while_ahead_on_points_is_a_loss():

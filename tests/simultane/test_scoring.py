@@ -175,11 +175,17 @@ def test_several_bot_rows_and_varying_deal_counts_are_reported():
     assert res["BOT1"]["pct"] == 100.0 and res["a"]["pct"] == pytest.approx(103.82, abs=0.01)
     issues = deal_issues(frame(rows), OPTS).collect()
     assert issues.select("kind", "keys", "detail").rows() == [
-        ("deals_in_tournament_varies", '{"tournament_id":"T1"}',
-         "deals_in_tournament given as 2, 3: 3 is used"),
-        ("several_bot_rows", '{"tournament_id":"T1","deal_no":"1"}',
-         "2 bot rows (BOT1, BOT2): scored against the finished one of the lowest player_id"),
-    ]  # fmt: skip
+        (
+            "deals_in_tournament_varies",
+            '{"tournament_id":"T1"}',
+            "deals_in_tournament given as 2, 3: 3 is used",
+        ),
+        (
+            "several_bot_rows",
+            '{"tournament_id":"T1","deal_no":"1"}',
+            "2 bot rows (BOT1, BOT2): scored against the finished one of the lowest player_id",
+        ),
+    ]
 
 
 def test_float_noise_does_not_break_ties():

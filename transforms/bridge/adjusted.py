@@ -64,9 +64,15 @@ def mp_sides(real_ns: pl.Expr, real_ew: pl.Expr, top: pl.Expr | int) -> list[pl.
     real = pl.col("real")
     top = pl.lit(top, pl.Int64) if isinstance(top, int) else top
     return [
-        pl.when(real).then(real_ns).otherwise(pl.col("adj_ns") * top).cast(pl.Int64)
+        pl.when(real)
+        .then(real_ns)
+        .otherwise(pl.col("adj_ns") * top)
+        .cast(pl.Int64)
         .alias("mp_ns_x100"),
-        pl.when(real).then(real_ew).otherwise(pl.col("adj_ew") * top).cast(pl.Int64)
+        pl.when(real)
+        .then(real_ew)
+        .otherwise(pl.col("adj_ew") * top)
+        .cast(pl.Int64)
         .alias("mp_ew_x100"),
         (100 * top).cast(pl.Int64).alias("top_x100"),
-    ]  # fmt: skip
+    ]

@@ -47,7 +47,7 @@ def board_deals(results: pl.LazyFrame) -> pl.LazyFrame:
             .str.to_uppercase()
             .alias("dealer"),
             extra.str.json_path_match("$.vulnerable").alias("vulnerable"),
-        )  # fmt: skip
+        )
         .filter(pl.col("deal").is_not_null())
         .group_by("event_id", "section", "board")
         .agg(pl.col("deal", "dealer", "vulnerable").drop_nulls().first())

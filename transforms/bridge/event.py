@@ -91,7 +91,7 @@ def score_events(
     event_rows = (
         events.select(
             "event_id", "date", "scoring", "options", "boards_per_round", "movement", "extra"
-        )  # fmt: skip
+        )
         .unique("event_id", keep="last")
         .sort("event_id")
         .collect()
@@ -109,9 +109,10 @@ def score_events(
     by_options = [r for r in dict.fromkeys(resolved) if isinstance(r, BridgeOptions)]
     distinct = distinct.with_columns(
         pl.Series("option_set", [_set_of(r, by_options) for r in resolved], dtype=pl.Int64),
-        pl.Series("options_error", [r if isinstance(r, str) else None for r in resolved],
-                  dtype=pl.String),
-    )  # fmt: skip
+        pl.Series(
+            "options_error", [r if isinstance(r, str) else None for r in resolved], dtype=pl.String
+        ),
+    )
     event_rows = event_rows.join(distinct, on=settings, how="left", nulls_equal=True)
     info = (
         event_rows.filter(pl.col("option_set").is_not_null())
@@ -122,7 +123,7 @@ def score_events(
             "option_set",
             "movement",
             "extra",
-        )  # fmt: skip
+        )
         .with_row_index("ev")
         .with_columns(pl.col("ev").cast(pl.Int64))
     )
@@ -131,7 +132,7 @@ def score_events(
             "two_winner",
             [two_winner(m, x) for m, x in zip(info["movement"], info["extra"], strict=True)],
             dtype=pl.Boolean,
-        )  # fmt: skip
+        )
     ).drop("movement")
     option_issues = data_issues(
         event_rows.lazy().filter(pl.col("options_error").is_not_null()),
@@ -276,9 +277,12 @@ def _traveller_lines(info: pl.DataFrame, results: pl.LazyFrame) -> pl.DataFrame:
         results.select(wanted)
         .collect()
         # a left join and a filter: an inner join here costs several times more
-        .join(info.select("event_id", "month", "boards_per_round", "option_set", "ev"),
-              on="event_id", how="left")
-    )  # fmt: skip
+        .join(
+            info.select("event_id", "month", "boards_per_round", "option_set", "ev"),
+            on="event_id",
+            how="left",
+        )
+    )
     if lines["ev"].null_count():  # lines of events not given are not scored
         lines = lines.filter(pl.col("ev").is_not_null())
     return traveller_lines(lines)

@@ -297,13 +297,15 @@ def _total_scores(games: list[Game]) -> tuple[list[dict], bool]:
     pairs = []
     for row, direction in zip(rows, directions, strict=True):
         total = row.get("TotalScoreMP") or row.get("TotalScoreIMP") or row.get("TotalScore")
-        pairs.append({
-            "pair": row["PairId"] + (direction if two_winner else ""),
-            "names": row.get("Names"),
-            "total": _float(total),
-            "pct": _float(row.get("TotalPercentage")),
-            "rank": row.get("Rank"),
-        })  # fmt: skip
+        pairs.append(
+            {
+                "pair": row["PairId"] + (direction if two_winner else ""),
+                "names": row.get("Names"),
+                "total": _float(total),
+                "pct": _float(row.get("TotalPercentage")),
+                "rank": row.get("Rank"),
+            }
+        )
     return pairs, two_winner
 
 

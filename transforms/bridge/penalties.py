@@ -23,11 +23,15 @@ def penalty_points(
     `tops` has event_id and `top_x100` (matchpoint methods; ignored for IMP methods).
     """
     pct = pl.col("kind").replace_strict(
-        {"p": options.penalty_p, "z": options.penalty_z, "m": options.penalty_m,
-         "w": options.penalty_w},
+        {
+            "p": options.penalty_p,
+            "z": options.penalty_z,
+            "m": options.penalty_m,
+            "w": options.penalty_w,
+        },
         default=None,
         return_dtype=pl.Int64,
-    )  # fmt: skip
+    )
     sign = pl.when(pl.col("kind") == "w").then(1).otherwise(-1)
     given = (sign * pl.col("amount").abs() * 100).round(0).cast(pl.Int64)
     if imp_method:

@@ -47,15 +47,17 @@ def pair_facts(events: pl.DataFrame) -> pl.DataFrame:
         for item in pairs:
             if not isinstance(item, dict) or item.get("pair") is None:
                 continue
-            rows.append({
-                "event_id": event_id,
-                "section": item.get("section") or None,
-                "pair": str(item["pair"]),
-                "names": item.get("names") or None,
-                "reported_total": _number(item.get("total")),
-                "reported_pct": _number(item.get("pct")),
-                "reported_rank": _integer(item.get("rank")),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "event_id": event_id,
+                    "section": item.get("section") or None,
+                    "pair": str(item["pair"]),
+                    "names": item.get("names") or None,
+                    "reported_total": _number(item.get("total")),
+                    "reported_pct": _number(item.get("pct")),
+                    "reported_rank": _integer(item.get("rank")),
+                }
+            )
     return pl.DataFrame(rows, schema=PAIR_FACTS_SCHEMA, orient="row").unique(
         ["event_id", "section", "pair"], keep="last", maintain_order=True
     )

@@ -47,8 +47,10 @@ KNOWN = {
     "ROUND_NUMBER",
 }  # fmt: skip
 # the program's own points of a line: NS_MATCH_POINTS, EW_CROSS_IMP_POINTS, NS_IMPS...
-REPORTED = re.compile(r"^(NS|EW)_(MATCH_POINTS|BUTLER_POINTS|CROSS_IMP_POINTS|IMP_POINTS|IMPS|"
-                      r"POINTS|MATCHPOINTS)$")  # fmt: skip
+REPORTED = re.compile(
+    r"^(NS|EW)_(MATCH_POINTS|BUTLER_POINTS|CROSS_IMP_POINTS|IMP_POINTS|IMPS|"
+    r"POINTS|MATCHPOINTS)$"
+)
 FORBIDDEN = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 HANDS = {"NORTH": "N", "EAST": "E", "SOUTH": "S", "WEST": "W", "N": "N", "E": "E", "S": "S",
          "W": "W"}  # fmt: skip
@@ -97,16 +99,28 @@ def parse_usebio(data: bytes, source: str, event_id: str, delivery: int = 0) -> 
     root = read_xml(data)
     if root.tag.upper() != "USEBIO":
         raise ValueError(f"not a USEBIO file: the root element is <{root.tag}>")
-    unknown = Counter(e.tag for e in root.iter() if e.tag.upper() not in KNOWN
-                      and not REPORTED.match(e.tag.upper()))  # fmt: skip
+    unknown = Counter(
+        e.tag
+        for e in root.iter()
+        if e.tag.upper() not in KNOWN and not REPORTED.match(e.tag.upper())
+    )
     events = root.findall(".//EVENT")
     if not events:
         raise ValueError("USEBIO file without an EVENT")
     event = events[0]
     skipped = [f"EVENT {i + 1} not read: one event a file" for i in range(1, len(events))]
-    meta = {name: _value(event, name) or "" for name in (
-        "EVENT_TYPE", "EVENT_IDENTIFIER", "EVENT_DESCRIPTION", "PROGRAM_NAME", "DATE",
-        "WINNER_TYPE", "SCORING_METHOD")}  # fmt: skip
+    meta = {
+        name: _value(event, name) or ""
+        for name in (
+            "EVENT_TYPE",
+            "EVENT_IDENTIFIER",
+            "EVENT_DESCRIPTION",
+            "PROGRAM_NAME",
+            "DATE",
+            "WINNER_TYPE",
+            "SCORING_METHOD",
+        )
+    }
     method = _method(meta["EVENT_TYPE"], meta["SCORING_METHOD"])
     two_winner = meta["WINNER_TYPE"] == "2"
     pairs = _pairs(event)
@@ -121,12 +135,17 @@ def parse_usebio(data: bytes, source: str, event_id: str, delivery: int = 0) -> 
     results, lines_skipped = _lines(event, pair_id, deals, method)
     skipped += lines_skipped
     facts = [
-        {"pair": pair_id(p["section"], p["number"], p["direction"] or ""),
-         "section": p["section"], "names": p["names"], "total": p["total"], "pct": p["pct"],
-         "rank": p["rank"]}
+        {
+            "pair": pair_id(p["section"], p["number"], p["direction"] or ""),
+            "section": p["section"],
+            "names": p["names"],
+            "total": p["total"],
+            "pct": p["pct"],
+            "rank": p["rank"],
+        }
         for p in pairs
         if not split or p["direction"]
-    ]  # fmt: skip
+    ]
     extra = {
         "event": meta["EVENT_DESCRIPTION"] or None,
         "program": meta["PROGRAM_NAME"] or None,
@@ -148,10 +167,16 @@ def parse_usebio(data: bytes, source: str, event_id: str, delivery: int = 0) -> 
         "delivery": delivery,
     }
     result_rows = [
-        r | {"event_id": event_id, "raw_month": None, "source_file": source,
-             "line_no": n, "delivery": delivery}
+        r
+        | {
+            "event_id": event_id,
+            "raw_month": None,
+            "source_file": source,
+            "line_no": n,
+            "delivery": delivery,
+        }
         for n, r in enumerate(results, start=1)
-    ]  # fmt: skip
+    ]
     frames = {
         "bridge.event": pl.DataFrame(
             [event_row], schema=RECORD_TYPES["bridge.event"].schema(), orient="row"
@@ -167,8 +192,9 @@ def _method(event_type: str, scoring_method: str) -> str:
     kind = event_type.strip().upper().replace("-", "_").replace(" ", "_")
     if kind not in EVENT_TYPES:
         known = ", ".join(sorted(EVENT_TYPES))
-        raise ValueError(f"USEBIO EVENT_TYPE {event_type!r} is not a pairs event scored here "
-                         f"(one of {known})")  # fmt: skip
+        raise ValueError(
+            f"USEBIO EVENT_TYPE {event_type!r} is not a pairs event scored here (one of {known})"
+        )
     method = EVENT_TYPES[kind]
     if method == "cavendish" and re.search(r"AV(ERA)?G|MEAN", scoring_method.upper()):
         return "cavendish_avg"
@@ -196,14 +222,17 @@ def _pairs(event: ET.Element) -> list[dict]:
             continue
         names = [_value(p, "PLAYER_NAME") for p in element.findall("PLAYER")]
         direction = (_value(element, "DIRECTION") or "").upper()
-        pairs.append({
-            "section": section, "number": number,
-            "direction": direction if direction in ("NS", "EW") else None,
-            "names": " & ".join(n for n in names if n) or None,
-            "total": _number(_value(element, "TOTAL_SCORE")),
-            "pct": _number(_value(element, "PERCENTAGE")),
-            "rank": _value(element, "PLACE"),
-        })  # fmt: skip
+        pairs.append(
+            {
+                "section": section,
+                "number": number,
+                "direction": direction if direction in ("NS", "EW") else None,
+                "names": " & ".join(n for n in names if n) or None,
+                "total": _number(_value(element, "TOTAL_SCORE")),
+                "pct": _number(_value(element, "PERCENTAGE")),
+                "rank": _value(element, "PLACE"),
+            }
+        )
     return pairs
 
 

@@ -221,7 +221,7 @@ def _disconnect_issues(disconnects: pl.LazyFrame, status: pl.LazyFrame) -> pl.La
         .filter(
             (pl.col("player_id") != pl.col("player_a"))
             & (pl.col("player_id") != pl.col("player_b"))
-        )  # fmt: skip
+        )
         .group_by("match_id", "player_id")
         .agg(pl.len().alias("rows"), pl.col("month", "player_a", "player_b").first())
     )
@@ -235,7 +235,7 @@ def _disconnect_issues(disconnects: pl.LazyFrame, status: pl.LazyFrame) -> pl.La
             "player_id",
             "player_a",
             "player_b",
-        ),  # fmt: skip
+        ),
     )
 
 

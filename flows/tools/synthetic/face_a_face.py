@@ -245,9 +245,12 @@ def ff_lines(seed: int, players: list[str], start: date, days: int) -> list[str]
 
 
 def ff_frames(
-    seed: int, matches: int, players: int | None = None, start: date = date(2026, 1, 1),
+    seed: int,
+    matches: int,
+    players: int | None = None,
+    start: date = date(2026, 1, 1),
     days: int = 365,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:  # fmt: skip
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(ff.match, ff.deal, ff.disconnect) bronze-shaped frames for `matches` matches.
 
     Same probabilities and limits as `ff_lines`; deal scores are drawn directly (a contract of
@@ -266,8 +269,9 @@ def ff_frames(
     deferred = rng.random(n) < P_DEFERRED
     scheduled_s = created_s + np.where(deferred, rng.integers(1800, 86400, n), 0)
     r = rng.random(n)
-    delay = np.where(r < P_STARTED_LATE, CANCEL_AFTER_S + rng.integers(1, 600, n),
-                     rng.integers(5, 300, n))  # fmt: skip
+    delay = np.where(
+        r < P_STARTED_LATE, CANCEL_AFTER_S + rng.integers(1, 600, n), rng.integers(5, 300, n)
+    )
     never = rng.random(n) < P_NEVER_STARTED
     started_s = scheduled_s + delay
     cancelled = never | (delay > CANCEL_AFTER_S)
@@ -277,17 +281,23 @@ def ff_frames(
     width = len(str(n))
     ids = pl.Series("i", np.arange(n)).cast(pl.String).str.zfill(width)
     player_names = pl.Series(np.arange(players)).cast(pl.String).str.zfill(6)
-    base = pl.DataFrame(
-        {
-            "match_id": "F" + ids,
-            "player_a": "P" + player_names.gather(a_idx),
-            "player_b": pl.Series(np.where(bot, BOT, "")).cast(pl.String),
-            "_b": "P" + player_names.gather(b_idx),
-        }
-    ).with_columns(
-        pl.when(pl.col("player_b") == BOT).then(pl.col("player_b")).otherwise(pl.col("_b"))
-        .alias("player_b")
-    ).drop("_b")  # fmt: skip
+    base = (
+        pl.DataFrame(
+            {
+                "match_id": "F" + ids,
+                "player_a": "P" + player_names.gather(a_idx),
+                "player_b": pl.Series(np.where(bot, BOT, "")).cast(pl.String),
+                "_b": "P" + player_names.gather(b_idx),
+            }
+        )
+        .with_columns(
+            pl.when(pl.col("player_b") == BOT)
+            .then(pl.col("player_b"))
+            .otherwise(pl.col("_b"))
+            .alias("player_b")
+        )
+        .drop("_b")
+    )
 
     def ts(seconds: np.ndarray, null: np.ndarray | None = None) -> pl.Series:
         s = pl.Series(seconds * 1_000_000 + int(t0.timestamp() * 1_000_000)).cast(
@@ -326,9 +336,11 @@ def ff_frames(
     defense_pts = np.where(made_it, CARD_POINTS - taker_cards, FAILED_BASE + contract)
     points_made = np.where(attack, taker_pts, defense_pts)
     points_conceded = np.where(attack, defense_pts, taker_pts)
-    players_of_row = pl.when(pl.Series(side_b)).then(
-        base["player_b"].gather(match_of_row)
-    ).otherwise(base["player_a"].gather(match_of_row))  # fmt: skip
+    players_of_row = (
+        pl.when(pl.Series(side_b))
+        .then(base["player_b"].gather(match_of_row))
+        .otherwise(base["player_a"].gather(match_of_row))
+    )
     deal_frame = pl.DataFrame(
         {
             "match_id": base["match_id"].gather(match_of_row),
@@ -353,7 +365,7 @@ def ff_frames(
         rng.integers(10, 300, k),
         np.where(v < 0.7, FORFEIT_AFTER_S, FORFEIT_AFTER_S + rng.integers(1, 600, k)),
     )
-    never_back = v >= 0.85  # fmt: skip
+    never_back = v >= 0.85
     disconnect_frame = pl.DataFrame(
         {
             "match_id": base["match_id"].gather(off),

@@ -90,16 +90,24 @@ def test_a_forged_manifest_is_refused_and_unlisted_files_are_not_readable(
     # files that the publication does not list cannot be read, even inside the warehouse
     con = connect_read_only(root, limits)
     try:
-        for path in ["../outside/secret.parquet", str(outside / "secret.parquet"),
-                     "gold/link.parquet", f"{root}/gold/link.parquet"]:  # fmt: skip
+        for path in [
+            "../outside/secret.parquet",
+            str(outside / "secret.parquet"),
+            "gold/link.parquet",
+            f"{root}/gold/link.parquet",
+        ]:
             with pytest.raises(Exception, match="disabled by configuration"):
                 con.execute(f"select * from read_parquet('{path}')").fetchall()
     finally:
         con.close()
     # a manifest edited by hand (here: listing a file outside) is not trusted at all
     manifest = json.loads((root / "manifest.json").read_bytes())
-    manifest["tables"]["secret"] = {"layer": "gold", "partitions": {"_": [
-        {"path": "../outside/secret.parquet", "sha256": "0" * 64, "bytes": 1}]}}  # fmt: skip
+    manifest["tables"]["secret"] = {
+        "layer": "gold",
+        "partitions": {
+            "_": [{"path": "../outside/secret.parquet", "sha256": "0" * 64, "bytes": 1}]
+        },
+    }
     target = (root / "manifest.json").resolve()
     os.chmod(target, 0o644)
     target.write_text(json.dumps(manifest))
