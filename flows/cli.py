@@ -536,38 +536,16 @@ def cmd_generate(args) -> int:
 
 
 def cmd_chart(args) -> int:
-    from flows.tools.chart import FORMATS, chart_simultane
-    from flows.tools.query import run_sql
+    from flows.tools.chart import FORMATS, chart_published_player
 
     out: Path = args.out
     if out.suffix.lower() not in FORMATS:
         raise UserError(f"--out {out}: the name must end in {', '.join(FORMATS)}")
     _new_file_allowed(out, "--out")
     settings = _settings(args)
-    blocks = run_sql(
-        settings.warehouse,
-        "select * from simultane_blocks where player_id = $player",
-        {"player": args.player},
-    )
-    deals = run_sql(
-        settings.warehouse,
-        "select count(*) filter (where not is_bot and scored) as scored,"
-        " count(*) filter (where is_bot) as bot"
-        " from simultane_deal_results where player_id = $player",
-        {"player": args.player},
-    )
-    opts = settings.simultane_options()
     try:
-        written = chart_simultane(
-            blocks,
-            args.player,
-            out,
-            scored_deals=deals["scored"][0],
-            is_bot=deals["bot"][0] > 0,
-            window_days=opts.window_days,
-            window_results=opts.window_results,
-            block_deals=opts.block_deals,
-            timezone=opts.timezone,
+        written = chart_published_player(
+            settings.warehouse, args.player, out, settings.simultane_options()
         )
     except ValueError as err:
         raise UserError(str(err)) from None
@@ -589,29 +567,6 @@ def cmd_score(args) -> int:
         raise UserError(str(err)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
-
-
-def _prefect_api() -> str:
-    from prefect.settings import PREFECT_API_URL
-
-    url = PREFECT_API_URL.value()
-    if not url:
-        raise UserError(
-            "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "
-            "PREFECT_API_URL=http://127.0.0.1:4200/api (or schedule `duplirank nightly` with cron)"
-        )
-    import httpx
-
-    try:
-        response = httpx.get(url.rstrip("/") + "/health", timeout=5)
-        response.raise_for_status()
-    except httpx.HTTPError as err:
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise UserError(
-            f"no Prefect server answers at PREFECT_API_URL={url} ({reason}); "
-            "start it with `.venv/bin/prefect server start`"
-        ) from None
-    return url
 
 
 def cmd_site(args) -> int:
@@ -645,7 +600,9 @@ def cmd_serve(args) -> int:
     _new_folder_allowed(settings.warehouse, "warehouse")
     use_batch_allocator()  # the flow runs it serves inherit the process's environment
     use_prefect_defaults()
-    url = _prefect_api()
+    from flows.prefect_server import running_server
+
+    url = running_server()
     from flows.nightly import serve
 
     progress.note(
@@ -718,6 +675,12 @@ def _bridge_options_help() -> str:
     )
 
 
+RUNS_EPILOG = (
+    "Progress goes to stderr (bars on a terminal, plain lines otherwise); the run's log "
+    "file is in $DUPLIRANK_LOG_DIR (default ~/.local/state/duplirank/logs)."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="duplirank",
@@ -741,37 +704,62 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    def quiet(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "-q", "--quiet", action="store_true", help="print only errors on stderr (no progress)"
-        )
+    _run_commands(command)
+    _publication_commands(command)
+    _sql_command(command("sql", cmd_sql, "run read-only SQL against the published tables"))
+    _tool_commands(command)
+    return parser
 
-    def cluster(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--runner",
-            choices=("local", "dask"),
-            help="where the partition tasks run: local (threads of this process) or dask "
-            "(a Dask cluster; default: setting cluster.runner, local)",
-        )
-        p.add_argument(
-            "--scheduler",
-            metavar="ADDRESS",
-            help="the Dask scheduler to use, e.g. tcp://10.0.0.5:8786 (implies --runner dask; "
-            "default: a local cluster started for the run)",
-        )
-        p.add_argument(
-            "--workers",
-            type=_at_least(1),
-            metavar="N",
-            help="worker processes of the local Dask cluster (implies --runner dask; default: "
-            "setting cluster.workers, 2)",
-        )
 
-    runs = (
-        "Progress goes to stderr (bars on a terminal, plain lines otherwise); the run's log "
-        "file is in $DUPLIRANK_LOG_DIR (default ~/.local/state/duplirank/logs)."
+def _quiet_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print only errors on stderr (no progress)"
     )
 
+
+def _date_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="as-of date for %% actuel and in_window (default: latest data)",
+    )
+
+
+def _landing_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--landing",
+        type=_location,
+        metavar="DIR|URL",
+        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
+        "data/landing)",
+    )
+
+
+def _cluster_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--runner",
+        choices=("local", "dask"),
+        help="where the partition tasks run: local (threads of this process) or dask "
+        "(a Dask cluster; default: setting cluster.runner, local)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the Dask scheduler to use, e.g. tcp://10.0.0.5:8786 (implies --runner dask; "
+        "default: a local cluster started for the run)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_at_least(1),
+        metavar="N",
+        help="worker processes of the local Dask cluster (implies --runner dask; default: "
+        "setting cluster.workers, 2)",
+    )
+
+
+def _run_commands(command) -> None:
+    """The parser entries of the commands that write the warehouse."""
     p = command("ingest", cmd_ingest, "validate and load files; report counts and rejects")
     p.add_argument(
         "paths", nargs="*", help="JSON Lines (.jsonl, .jsonl.gz, .ndjson…) or PBN files, or folders"
@@ -782,68 +770,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="validate quarantined lines again; those that pass go to bronze",
     )
     p.add_argument("--reason", metavar="TEXT", help="replay only lines whose reason contains TEXT")
-    quiet(p)
-
+    _quiet_flag(p)
     p = command(
-        "nightly", cmd_nightly, "ingest new files, rescore touched months, publish", epilog=runs
+        "nightly",
+        cmd_nightly,
+        "ingest new files, rescore touched months, publish",
+        epilog=RUNS_EPILOG,
     )
-    p.add_argument(
-        "--date",
-        type=_date,
-        metavar="YYYY-MM-DD",
-        help="as-of date for %% actuel and in_window (default: latest data)",
-    )
-    p.add_argument(
-        "--landing",
-        type=_location,
-        metavar="DIR|URL",
-        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
-        "data/landing)",
-    )
+    _date_flag(p)
+    _landing_flag(p)
     p.add_argument(
         "--no-show", dest="show", action="store_false", help="don't print the rankings at the end"
     )
-    cluster(p)
-    quiet(p)
-
-    p = command("backfill", cmd_backfill, "recompute months from the bronze layer", epilog=runs)
+    _cluster_flags(p)
+    _quiet_flag(p)
+    p = command(
+        "backfill", cmd_backfill, "recompute months from the bronze layer", epilog=RUNS_EPILOG
+    )
     p.add_argument(
         "--from", dest="from_", type=_month, required=True, metavar="YYYY-MM", help="first month"
     )
     p.add_argument("--to", type=_month, required=True, metavar="YYYY-MM", help="last month")
-    p.add_argument(
-        "--date",
-        type=_date,
-        metavar="YYYY-MM-DD",
-        help="as-of date for %% actuel and in_window (default: latest data)",
-    )
-    cluster(p)
-    quiet(p)
-
+    _date_flag(p)
+    _cluster_flags(p)
+    _quiet_flag(p)
     command("verify", cmd_verify, "check every published file against the manifest's checksums")
     command("recover", cmd_recover, "restore the last valid publication after damage")
     p = command(
         "repair", cmd_repair, "rebuild every table from the landing folder (a damaged bronze file)"
     )
-    p.add_argument(
-        "--date",
-        type=_date,
-        metavar="YYYY-MM-DD",
-        help="as-of date for %% actuel and in_window (default: latest data)",
-    )
-    p.add_argument(
-        "--landing",
-        type=_location,
-        metavar="DIR|URL",
-        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
-        "data/landing)",
-    )
-    quiet(p)
-    _publication_commands(command)
+    _date_flag(p)
+    _landing_flag(p)
+    _quiet_flag(p)
 
-    p = command("sql", cmd_sql, "run read-only SQL against the published tables")
+
+def _sql_command(p: argparse.ArgumentParser) -> None:
+    """The flags of `duplirank sql`."""
     p.description = SQL_HELP
-    p.formatter_class = _Help
     p.add_argument(
         "query", nargs="?", help="one SELECT (or EXPLAIN [ANALYZE] of one); - reads stdin"
     )
@@ -887,6 +850,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="DuckDB's memory limit, e.g. 4GB (default: setting sql.memory_limit, 2GB)",
     )
 
+
+def _tool_commands(command) -> None:
+    """The parser entries of the tools: generate, chart, score, site, serve."""
     p = command("generate", cmd_generate, "write realistic synthetic raw logs", warehouse=False)
     p.add_argument(
         "--out",
@@ -905,7 +871,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--start", type=_date, default=GENERATE_START, metavar="YYYY-MM-DD", help="first day"
     )
-
     p = command("chart", cmd_chart, "draw a player's Performance Simultané curve")
     p.add_argument("competition", choices=("simultane",), help="the competition (simultane)")
     p.add_argument("--player", required=True, metavar="ID", help="player id, e.g. P0001")
@@ -916,7 +881,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="image file: .png, .svg or .pdf (its folder must exist)",
     )
+    _score_command(command)
+    p = command("site", cmd_site, "build the static results site from the published tables")
+    p.add_argument(
+        "--out", type=Path, metavar="DIR", help="site folder (default: <warehouse>/site)"
+    )
+    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="language of the pages")
+    p = command(
+        "serve",
+        cmd_serve,
+        "serve the nightly flow on its cron schedule with Prefect",
+        epilog="Needs a running Prefect server (PREFECT_API_URL); the schedule is the setting "
+        "nightly_cron in the time zone of the setting timezone.",
+    )
+    _landing_flag(p)
 
+
+def _score_command(command) -> None:
+    """The parser entry of `duplirank score`."""
     p = command(
         "score",
         cmd_score,
@@ -937,28 +919,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="--format html: folder of the pages")
     p.add_argument("--lang", choices=("fr", "en"), default="fr", help="--format html: language")
-
-    p = command("site", cmd_site, "build the static results site from the published tables")
-    p.add_argument(
-        "--out", type=Path, metavar="DIR", help="site folder (default: <warehouse>/site)"
-    )
-    p.add_argument("--lang", choices=("fr", "en"), default="fr", help="language of the pages")
-
-    p = command(
-        "serve",
-        cmd_serve,
-        "serve the nightly flow on its cron schedule with Prefect",
-        epilog="Needs a running Prefect server (PREFECT_API_URL); the schedule is the setting "
-        "nightly_cron in the time zone of the setting timezone.",
-    )
-    p.add_argument(
-        "--landing",
-        type=_location,
-        metavar="DIR|URL",
-        help="landing folder or s3://bucket/prefix (default: $DUPLIRANK_LANDING, else "
-        "data/landing)",
-    )
-    return parser
 
 
 # --------------------------------------------------------------------------- main

@@ -27,6 +27,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from flows.errors import UserError
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -246,3 +248,28 @@ def _deliver_events(timeout_s: float = 10.0) -> None:
         EventsWorker.drain_all(timeout=timeout_s)
     except Exception:  # noqa: BLE001 (events are a convenience: never fail a run on them)
         pass
+
+
+def running_server() -> str:
+    """The URL of the running Prefect server `PREFECT_API_URL` names (what `serve` needs: a
+    temporary server never runs schedules); a user error when none is set or answers."""
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        raise UserError(
+            "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "
+            "PREFECT_API_URL=http://127.0.0.1:4200/api (or schedule `duplirank nightly` with cron)"
+        )
+    import httpx
+
+    try:
+        response = httpx.get(url.rstrip("/") + "/health", timeout=5)
+        response.raise_for_status()
+    except httpx.HTTPError as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UserError(
+            f"no Prefect server answers at PREFECT_API_URL={url} ({reason}); "
+            "start it with `.venv/bin/prefect server start`"
+        ) from None
+    return url

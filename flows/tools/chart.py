@@ -150,6 +150,37 @@ def chart_simultane(
     return out
 
 
+def chart_published_player(warehouse, player_id: str, out: Path, options) -> Path:
+    """`chart_simultane` of a player of the published tables (`duplirank chart simultane`):
+    their blocks, and how many deals they have scored (to say why there is nothing to draw).
+    `options` are the run's `SimultaneOptions`."""
+    from flows.tools.query import run_sql
+
+    blocks = run_sql(
+        warehouse,
+        "select * from simultane_blocks where player_id = $player",
+        {"player": player_id},
+    )
+    deals = run_sql(
+        warehouse,
+        "select count(*) filter (where not is_bot and scored) as scored,"
+        " count(*) filter (where is_bot) as bot"
+        " from simultane_deal_results where player_id = $player",
+        {"player": player_id},
+    )
+    return chart_simultane(
+        blocks,
+        player_id,
+        out,
+        scored_deals=deals["scored"][0],
+        is_bot=deals["bot"][0] > 0,
+        window_days=options.window_days,
+        window_results=options.window_results,
+        block_deals=options.block_deals,
+        timezone=options.timezone,
+    )
+
+
 def _write_whole(path: Path, data: bytes) -> None:
     """Write `path` through a temporary file beside it: a failed write leaves nothing behind
     (and an existing file as it was)."""
