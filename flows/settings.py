@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     log_dir: Path = Field(default_factory=log_dir, description="one log file per run")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
-    sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/tools/query.py)
+    sql: SqlLimits = SqlLimits()  # bounds of `duplirank sql` (flows/tools/query/)
     ingest: IngestOptions = IngestOptions()
     site: SiteOptions = SiteOptions()  # the results site every nightly/backfill rebuilds
     storage: StorageOptions = StorageOptions()  # object store of s3:// locations

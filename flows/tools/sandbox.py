@@ -10,7 +10,7 @@ Landlock restricts the calling thread and the threads it starts afterwards, not 
 running: call it before DuckDB starts its threads (before the first connection). The threads a
 `duplirank` process holds before (jemalloc's and Polars' housekeeping, started at import) run no
 query. Where Landlock is missing (another OS, an old or unconfigured kernel) nothing changes and
-`deny_writes` returns False; the read-only connection still holds (`flows/tools/query.py`).
+`deny_writes` returns False; the read-only connection still holds (`flows/tools/query/`).
 """
 
 from __future__ import annotations

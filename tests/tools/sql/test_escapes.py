@@ -9,7 +9,8 @@ import pytest
 
 from flows import cli
 from flows.errors import UserError
-from flows.tools.query import SqlLimits, run_sql
+from flows.settings import SqlLimits
+from flows.tools.query import run_sql
 
 REFUSED, HARMLESS = "refused", "harmless"
 

@@ -134,7 +134,7 @@ def test_the_sandbox_alone_stops_a_write_the_statement_check_would_let_through(r
         f"'{published}' (format parquet, use_tmp_file false)) select * from x"
     )
     unchecked = (
-        "import sys; import flows.tools.query as q; q._not_reading = lambda sql: None; "
+        "import sys; import flows.tools.query.statement as q; q._not_reading = lambda sql: None; "
         "from flows import cli; sys.argv[0] = 'duplirank'; sys.exit(cli.main())"
     )
     before = snapshot(root)

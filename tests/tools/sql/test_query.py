@@ -13,8 +13,9 @@ import pytest
 
 from flows import cli
 from flows.errors import UserError
+from flows.settings import SqlLimits
 from flows.storage.warehouse import Warehouse
-from flows.tools.query import Session, SqlLimits, print_sql, run_sql
+from flows.tools.query import Session, print_sql, run_sql
 
 
 @pytest.fixture

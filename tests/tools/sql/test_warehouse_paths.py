@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from flows.errors import UserError
-from flows.tools.query import SqlLimits, connect_read_only, published_files, run_sql
+from flows.settings import SqlLimits
+from flows.tools.query import connect_read_only, published_files, run_sql
 
 from .conftest import publish_sample
 
