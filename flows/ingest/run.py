@@ -42,6 +42,7 @@ from flows.ingest.read import (
 )
 from flows.ingest.stage import Sink
 from flows.ingest.validate import FileCheck, Validator
+from flows.storage.operations import AddFile, touching
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.face_a_face.options import FaceAFaceOptions
 
@@ -451,7 +452,7 @@ def _log(ctx: Context, reports: list[FileReport]) -> None:
     if log.height:
         ctx.tx.add("meta", "ingest_log", partition, log)
         _compact(ctx, "meta", "ingest_log", partition)
-    if any(op.get("table") == "quarantine" for op in ctx.tx.ops):
+    if touching(ctx.tx.ops, "quarantine"):
         _compact(ctx, "quarantine", "quarantine", partition)
 
 
@@ -466,9 +467,9 @@ def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
 def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
     """This run's quarantined lines by rule: how many, one reason as an example."""
     files = [
-        ctx.wh.store.uri(op["file"]["path"])
-        for op in ctx.tx.ops
-        if op.get("table") == "quarantine" and op["op"] == "add"
+        ctx.wh.store.uri(op.file.path)
+        for op in touching(ctx.tx.ops, "quarantine")
+        if isinstance(op, AddFile)
     ]
     if not files:
         return []

@@ -24,8 +24,8 @@ from datetime import UTC, datetime, timedelta
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import LAYERS, ManifestError
+from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
 from flows.storage.store import STAGING
-from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,12 +60,12 @@ class Collected:
         return "\n".join(lines)
 
 
-def publications(wh: Warehouse) -> list[str]:
+def publications(wh: Published) -> list[str]:
     """Publication folders, oldest first."""
     return [f"{PUBLICATIONS}/{name}" for name in wh.store.folders(PUBLICATIONS)]
 
 
-def read_publication(wh: Warehouse, folder: str) -> dict:
+def read_publication(wh: Published, folder: str) -> dict:
     """The validated manifest of a publication folder (ManifestError if it is not valid)."""
     try:
         data = wh.store.read_bytes(f"{folder}/{MANIFEST}")
@@ -75,7 +75,7 @@ def read_publication(wh: Warehouse, folder: str) -> dict:
 
 
 def kept_publications(
-    wh: Warehouse, policy: RetentionPolicy, now: datetime | None = None
+    wh: Published, policy: RetentionPolicy, now: datetime | None = None
 ) -> set[str]:
     """The published publications whose files are kept (see the module's docstring)."""
     from flows.storage.publications import history
@@ -102,7 +102,7 @@ def kept_publications(
 
 
 def collect_garbage(
-    wh: Warehouse, policy: RetentionPolicy | float, dry_run: bool = False
+    wh: Published, policy: RetentionPolicy | float, dry_run: bool = False
 ) -> Collected:
     """Delete what no kept publication lists (`dry_run`: only say what)."""
     if not isinstance(policy, RetentionPolicy):
@@ -158,7 +158,7 @@ def collect_garbage(
     return result
 
 
-def remove_run_files(wh: Warehouse, run_id: str) -> int:
+def remove_run_files(wh: Published, run_id: str) -> int:
     """Delete the files a run wrote and did not publish (its data files are named
     `<run id>-…`, its publication folder `…-<run id>`): a failed run gives back its space."""
     removed = 0
@@ -173,14 +173,14 @@ def remove_run_files(wh: Warehouse, run_id: str) -> int:
     return removed
 
 
-def _age_ok(wh: Warehouse, folder: str, cutoff: datetime) -> bool:
+def _age_ok(wh: Published, folder: str, cutoff: datetime) -> bool:
     """True if a folder was written within the retention period (by its files' times)."""
     times = [e.mtime for e in wh.store.list(folder)]
     newest = max(times) if times else time.time()
     return datetime.fromtimestamp(newest, UTC) >= cutoff
 
 
-def _written_since(wh: Warehouse, folder: str, since: float) -> bool:
+def _written_since(wh: Published, folder: str, since: float) -> bool:
     """True if any file of a folder was written after `since` (seconds since the epoch)."""
     return any(e.mtime > since for e in wh.store.list(folder))
 
@@ -192,7 +192,7 @@ def _bronze(path: str) -> bool:
     return path.startswith("bronze/")
 
 
-def verify(wh: Warehouse) -> list[str]:
+def verify(wh: Published) -> list[str]:
     """Problems of the current publication: every listed file against its checksum, and its
     views database against the manifest (`served.database_problem`)."""
     problems = []
@@ -211,7 +211,7 @@ def verify(wh: Warehouse) -> list[str]:
     return problems
 
 
-def recover(wh: Warehouse) -> str:
+def recover(wh: Published) -> str:
     """Point `current` at the newest publication whose manifest and files are all intact."""
     from flows.storage.served import repair_database
 

@@ -47,7 +47,8 @@ import duckdb
 from flows.errors import UserError
 from flows.settings import SqlLimits
 from flows.storage import manifest as mf
-from flows.storage.warehouse import DATABASE, Warehouse
+from flows.storage.published import DATABASE
+from flows.storage.warehouse import Warehouse
 from transforms.sql_models import ProcessDatabase
 
 if TYPE_CHECKING:  # `duplirank sql` streams DuckDB's Arrow batches: Polars is not loaded
