@@ -232,7 +232,7 @@ def test_garbage_collection_on_s3_spares_young_unlisted_objects(s3, tmp_path):
     from flows.storage import manifest as mf
 
     listed = set(mf.files(Warehouse(remote).manifest()))
-    assert collect_garbage(Warehouse(remote), 0).files == []
+    assert collect_garbage(Warehouse(remote), 0).files == ()
     assert {orphan, unpublished} <= set(s3.keys("wh"))
     layers = ("bronze/", "silver/", "gold/", "quarantine/", "meta/")
     unlisted = {k for k in s3.keys("wh") if k.startswith(layers)} - listed  # e.g. compacted
