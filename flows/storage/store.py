@@ -73,10 +73,6 @@ class Store(Protocol):
         """`storage_options` for Polars' readers (None: a local file needs none)."""
         ...
 
-    def exists(self) -> bool:
-        """Whether the warehouse's folder (bucket) exists."""
-        ...
-
     def has(self, path: str) -> bool: ...
 
     def is_legacy(self) -> bool:
@@ -105,10 +101,6 @@ class Store(Protocol):
         ...
 
     # ------------------------------------------------------------------ checksums
-    def sha256(self, path: str) -> str:
-        """The sha256 of a stored file's bytes (FileNotFoundError if it is missing)."""
-        ...
-
     def check(self, path: str, sha256: str, size: int, deep: bool = False) -> str | None:
         """None if the stored file has these bytes, else `missing` or `damaged`."""
         ...
