@@ -445,7 +445,7 @@ def cmd_gc(args) -> int:
     with wh.store.lock(settings.lock_wait_s):
         wh.manifest()  # a damaged publication: one line naming recover
         result = collect_garbage(wh, retention_policy(settings), dry_run=args.dry_run)
-    print(result.text(dry_run=args.dry_run))
+    print(result)
     return 0
 
 

@@ -38,6 +38,7 @@ from flows.errors import UserError
 from flows.runs import Runner, Summary, backfill_run, ingest_run, nightly_run
 from flows.settings import Settings, load_settings
 from flows.steps import STEPS, StepContext, ingest_step
+from flows.storage.operations import Operation
 
 TRANSIENT = {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED, errno.EIO,
              errno.EBUSY, errno.EINTR}  # fmt: skip
@@ -85,26 +86,28 @@ def ingest_task(ctx: StepContext):
 
 
 @task(name="score-partition", task_run_name="{competition}-{part}", **RETRY)
-def month_task(ctx: StepContext, competition: str, part: str) -> list[dict]:
+def month_task(ctx: StepContext, competition: str, part: str) -> list[Operation]:
     _where("score-partition")
     return STEPS[competition].month(ctx, part)
 
 
 @task(name="history", task_run_name="{competition}-from-{first}", **RETRY)
-def history_task(ctx: StepContext, competition: str, first: str) -> list[dict]:
+def history_task(ctx: StepContext, competition: str, first: str) -> list[Operation]:
     _where("history")
     return STEPS[competition].history(ctx, first)
 
 
 @task(name="history-shard", task_run_name="{competition}-shard-{shard}", **RETRY)
-def shard_task(ctx: StepContext, competition: str, plan, shard: int) -> list[dict]:
+def shard_task(ctx: StepContext, competition: str, plan, shard: int) -> list[Operation]:
     """One shard of players of a history (Simultané: their blocks and days)."""
     _where("history-shard")
     return STEPS[competition].sharded.shard(ctx, plan, shard)
 
 
 @task(name="history-finish", task_run_name="{competition}-finish", **RETRY)
-def finish_task(ctx: StepContext, competition: str, plan, shard_ops: list[dict]) -> list[dict]:
+def finish_task(
+    ctx: StepContext, competition: str, plan, shard_ops: list[Operation]
+) -> list[Operation]:
     """The shards' files published together, then what needs every player (ranks)."""
     _where("history-finish")
     return STEPS[competition].sharded.finish(ctx, plan, shard_ops)

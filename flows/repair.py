@@ -31,7 +31,9 @@ from flows.runs import (
     retention_policy,
 )
 from flows.settings import Settings
-from flows.storage.warehouse import DamagedFile, Transaction, Warehouse, new_run_id
+from flows.storage.operations import AddFile, PutFile
+from flows.storage.published import DamagedFile
+from flows.storage.warehouse import Transaction, Warehouse, new_run_id
 
 SHOWN = 3  # missing deliveries named in the refusal
 
@@ -104,9 +106,8 @@ def _replace_tables(tx: Transaction, current: dict, clean: Warehouse) -> None:
                 written = tx.write(
                     entry["layer"], table, partition, source / listed["path"], suffix=suffix
                 )
-                op = "put" if i == 0 else "add"
-                tx.ops.append({"op": op, "layer": entry["layer"], "table": table,
-                               "partition": partition, "file": written})  # fmt: skip
+                op = PutFile if i == 0 else AddFile
+                tx.extend([op(entry["layer"], table, partition, written)])
     for table, entry in sorted(current["tables"].items()):
         kept = built["tables"].get(table, {}).get("partitions", {})
         for partition in sorted(set(entry["partitions"]) - set(kept)):

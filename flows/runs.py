@@ -23,8 +23,10 @@ from flows.errors import UserError
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions, first_month
+from flows.storage.operations import MarkClean, Operation
+from flows.storage.published import DamagedFile
 from flows.storage.store import LOCK, is_url
-from flows.storage.warehouse import DamagedFile, Warehouse, new_run_id
+from flows.storage.warehouse import Warehouse, new_run_id
 from transforms.calendar import month_of
 
 
@@ -44,9 +46,9 @@ class Runner:
 
     ingest: Callable[[StepContext], tuple]
     month: Callable[[StepContext, str, str], Future]
-    history: Callable[[StepContext, str, str], list[dict]]
+    history: Callable[[StepContext, str, str], list[Operation]]
     shard: Callable[[StepContext, str, Any, int], Future]
-    finish: Callable[[StepContext, str, Any, list[dict]], list[dict]]
+    finish: Callable[[StepContext, str, Any, list[Operation]], list[Operation]]
     parallelism: int = 1
 
 
@@ -69,7 +71,7 @@ PLAIN = Runner(
 )
 
 
-def history(ctx: StepContext, competition: str, first: str, runner: Runner) -> list[dict]:
+def history(ctx: StepContext, competition: str, first: str, runner: Runner) -> list[Operation]:
     """The operations of a competition's history tables from month `first`: one task, or
     shards of players submitted all at once and one task that finishes."""
     sharded = STEPS[competition].sharded
@@ -120,7 +122,7 @@ class Summary:
 
 def rebuild(
     ctx: StepContext, plan: dict[str, list[str]], runner: Runner, floor: str | None = None
-) -> tuple[list[dict], dict[str, list[str]]]:
+) -> tuple[list[Operation], dict[str, list[str]]]:
     """Rescore the partitions of each competition, then their history tables; returns the
     operations (published by the caller's one commit) and what was rescored."""
     futures = {
@@ -128,11 +130,11 @@ def rebuild(
         for competition, parts in sorted(plan.items())
         if parts
     }  # every partition of every competition may run at once (a Dask cluster, threads)
-    ops: list[dict] = []
+    ops: list[Operation] = []
     rebuilt: dict[str, list[str]] = {}
     for competition, submitted in futures.items():
         parts = plan[competition]
-        month_ops: list[dict] = []
+        month_ops: list[Operation] = []
         with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
             for part, future in zip(parts, submitted, strict=True):
                 bar.update(detail=part)
@@ -150,7 +152,7 @@ def rebuild(
                 ops += history(history_ctx, competition, first, runner)
         rebuilt[competition] = parts
     for competition, parts in rebuilt.items():
-        ops.append({"op": "clean", "competition": competition, "months": parts})
+        ops.append(MarkClean(competition, tuple(parts)))
     return ops, rebuilt
 
 

@@ -95,7 +95,7 @@ def _location(value: Any) -> Any:
     return Path(value) if isinstance(value, str) else value
 
 
-# a local folder (Path) or an object-store URL (str): `flows.storage.store.open_store`
+# a local folder (Path) or an object-store URL (str): `flows.storage.locations.open_store`
 Location = Annotated[Path | str, BeforeValidator(_location)]
 
 
@@ -289,7 +289,7 @@ def load_settings(**overrides: Any) -> Settings:
         raise UserError(describe(err)) from None
     except OptionError as err:  # raised outside pydantic (e.g. a dataclass given as override)
         raise UserError(f"setting {err}") from None
-    from flows.storage.store import configure
+    from flows.storage.locations import configure
 
     configure(settings.storage)  # every s3:// reader of this process uses them
     return settings

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +40,7 @@ import pyarrow as pa
 from flows.errors import UserError
 from flows.ingest.faults import ResourceError
 from flows.ingest.options import IngestOptions
+from flows.storage.store import Store
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".pbn",
                   ".xml")  # fmt: skip
@@ -68,7 +70,7 @@ codecs.register_error(UNDECODABLE, _undecodable)
 class RemoteFile:
     """An object of an `s3://` landing, with the few `Path` methods the ingest uses."""
 
-    def __init__(self, store, path: str, size: int, mtime: float):
+    def __init__(self, store: Store, path: str, size: int, mtime: float):
         self.store, self.key, self.size = store, path, size
         self.mtime_ns = int(mtime * 1e9)
         self.name = path.rsplit("/", 1)[-1]
@@ -85,8 +87,8 @@ class RemoteFile:
     def stat(self) -> _Stat:
         return _Stat(self.size, self.mtime_ns)
 
-    def open(self, mode: str = "rb"):
-        return self.store.fs.open(self.store.key(self.key), mode, block_size=1 << 24)
+    def open(self) -> IO[bytes]:
+        return self.store.open(self.key)
 
     def read_bytes(self) -> bytes:
         return self.store.read_bytes(self.key)
@@ -329,7 +331,7 @@ def list_inputs(paths: list[Path | str], exclude: Path | str | None = None) -> l
 
 def _list_remote(url: str, exclude: Path | str | None) -> list[Input]:
     """The objects under an `s3://` landing prefix (the warehouse's, if inside, left out)."""
-    from flows.storage.store import open_store
+    from flows.storage.locations import open_store
 
     store = open_store(url)
     skip = str(exclude).rstrip("/") + "/" if isinstance(exclude, str) else None

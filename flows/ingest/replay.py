@@ -20,21 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from flows.ingest import pbn
+from flows.ingest.context import Context
 from flows.ingest.log import FileReport, deliveries
 from flows.ingest.read import Chunk, FileStream, is_pbn, prefetch
 from flows.ingest.stage import QUARANTINE_TABLE_SCHEMA, Sink
 from flows.ingest.validate import FileCheck
 from transforms.record_types import RECORD_TYPES
-
-if TYPE_CHECKING:
-    from flows.ingest.run import Context
 
 NOT_REPLAYED = ("duplicate_line", "duplicate_key", "gzip", "line_length", "pbn", "usebio",
                 "usebio_unknown_element")  # fmt: skip

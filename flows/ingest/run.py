@@ -15,9 +15,7 @@ gzip from its first byte, …) is `unreadable`: quarantined whole, its bytes kep
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +23,10 @@ import polars as pl
 
 from flows.ingest import pbn
 from flows.ingest.batch import Batches
+from flows.ingest.context import Context, Progress, open_context
 from flows.ingest.faults import RUN_ERRNOS, one_line_resource_failures
-from flows.ingest.log import READ, FileReport, LogState, log_frame, read_state
-from flows.ingest.options import IngestOptions, Window
+from flows.ingest.log import READ, FileReport, log_frame
+from flows.ingest.options import IngestOptions
 from flows.ingest.parse import release_scratch
 from flows.ingest.read import (
     Changed,
@@ -40,64 +39,12 @@ from flows.ingest.read import (
     list_inputs,
     open_input,
 )
-from flows.ingest.stage import Sink
+from flows.ingest.replay import replay_late_children, replay_quarantine
+from flows.ingest.summary import IngestResult
 from flows.ingest.validate import FileCheck, Validator
+from flows.storage.operations import AddFile, touching
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.face_a_face.options import FaceAFaceOptions
-
-Progress = Callable[[int, int], None]  # (files done, lines read so far)
-
-
-@dataclass
-class IngestResult:
-    files: list[FileReport] = field(default_factory=list)
-    # record type -> months that received rows in this run
-    months: dict[str, set[str]] = field(default_factory=dict)
-    # this run's quarantined lines per rule: (rule, lines, an example reason, distinct reasons)
-    quarantined: list[tuple[str, int, str, int]] = field(default_factory=list)
-    replayed: int = 0  # quarantined lines moved to bronze (late parents, replay)
-
-    def touched(self, *record_types: str) -> set[str]:
-        return set().union(*(self.months.get(t, set()) for t in record_types))
-
-    def text(self) -> str:
-        """The ingest part of a run's summary."""
-        from flows.ingest.summary import ingest_text
-
-        return ingest_text(self)
-
-
-@dataclass
-class Context:
-    """What the steps of one ingest run share."""
-
-    wh: Warehouse
-    tx: Transaction
-    opts: IngestOptions
-    window: Window
-    sink: Sink
-    validator: Validator
-    state: LogState
-    progress: Progress | None = None
-    lines: int = 0
-    replayed_reports: list[FileReport] = field(default_factory=list)
-    batches: Batches | None = None  # small files validated together (`ingest` only)
-    upcoming: list[Input] = field(default_factory=list)  # the inputs after the current one
-    ahead: _Reading | None = None  # the next input, being read already
-
-
-def open_context(
-    wh: Warehouse,
-    tx: Transaction,
-    timezone: str,
-    opts: IngestOptions | None = None,
-    run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
-) -> Context:
-    opts = opts or IngestOptions()
-    window = Window.around(opts, run_date)
-    sink = Sink(wh, tx, timezone, datetime.now(UTC), ff)
-    return Context(wh, tx, opts, window, sink, Validator(window), read_state(wh))
 
 
 def ingest(
@@ -116,8 +63,6 @@ def ingest(
     `progress(files done, lines read)` is called after each file. Stages nothing when nothing
     is new (no file read, no status to log).
     """
-    from flows.ingest.replay import replay_late_children
-
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
     inputs: list[Input] = []
@@ -154,8 +99,6 @@ def replay(
     ff: FaceAFaceOptions | None = None,
 ) -> IngestResult:
     """`--replay-quarantine`: quarantined lines (reason containing `reason`) validated again."""
-    from flows.ingest.replay import replay_quarantine
-
     ctx = open_context(wh, tx, timezone, opts, run_date, ff)
     try:
         with one_line_resource_failures():
@@ -451,7 +394,7 @@ def _log(ctx: Context, reports: list[FileReport]) -> None:
     if log.height:
         ctx.tx.add("meta", "ingest_log", partition, log)
         _compact(ctx, "meta", "ingest_log", partition)
-    if any(op.get("table") == "quarantine" for op in ctx.tx.ops):
+    if touching(ctx.tx.ops, "quarantine"):
         _compact(ctx, "quarantine", "quarantine", partition)
 
 
@@ -466,9 +409,9 @@ def _compact(ctx: Context, layer: str, table: str, partition: str) -> None:
 def _quarantine_counts(ctx: Context) -> list[tuple[str, int, str, int]]:
     """This run's quarantined lines by rule: how many, one reason as an example."""
     files = [
-        ctx.wh.store.uri(op["file"]["path"])
-        for op in ctx.tx.ops
-        if op.get("table") == "quarantine" and op["op"] == "add"
+        ctx.wh.store.uri(op.file.path)
+        for op in touching(ctx.tx.ops, "quarantine")
+        if isinstance(op, AddFile)
     ]
     if not files:
         return []

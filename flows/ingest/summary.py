@@ -1,14 +1,30 @@
-"""The ingest part of a run's summary: files, lines, the counts by quarantine reason, and the
-files quarantined whole."""
+"""What an ingest did (`IngestResult`) and its part of a run's summary: files, lines, the counts
+by quarantine reason, and the files quarantined whole."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
-if TYPE_CHECKING:
-    from flows.ingest.run import IngestResult
+from flows.ingest.log import FileReport
 
 SHOWN_REASONS = 12
+
+
+@dataclass
+class IngestResult:
+    files: list[FileReport] = field(default_factory=list)
+    # record type -> months that received rows in this run
+    months: dict[str, set[str]] = field(default_factory=dict)
+    # this run's quarantined lines per rule: (rule, lines, an example reason, distinct reasons)
+    quarantined: list[tuple[str, int, str, int]] = field(default_factory=list)
+    replayed: int = 0  # quarantined lines moved to bronze (late parents, replay)
+
+    def touched(self, *record_types: str) -> set[str]:
+        return set().union(*(self.months.get(t, set()) for t in record_types))
+
+    def text(self) -> str:
+        """The ingest part of a run's summary."""
+        return ingest_text(self)
 
 
 def ingest_text(result: IngestResult) -> str:

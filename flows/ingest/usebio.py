@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from flows.ingest.pbn import stage_event_file
+from flows.ingest.context import Context
+from flows.ingest.event_file import stage_event_file
 from transforms.bridge.usebio import parse_usebio
-
-if TYPE_CHECKING:
-    from flows.ingest.run import Context
 
 MAX_USEBIO_BYTES = 256 * 2**20
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from flows.steps import bridge, face_a_face, simultane
 from flows.steps.context import COMPETITIONS, StepContext
+from flows.storage.operations import Operation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,14 +21,14 @@ class Sharded:
     shard (anywhere: a Dask worker), `finish` once with every shard's operations."""
 
     plan: Callable[[StepContext, str, int], object]  # (context, first month, workers) -> plan
-    shard: Callable[[StepContext, object, int], list[dict]]  # (context, plan, shard) -> ops
-    finish: Callable[[StepContext, object, list[dict]], list[dict]]
+    shard: Callable[[StepContext, object, int], list[Operation]]  # (context, plan, shard) -> ops
+    finish: Callable[[StepContext, object, list[Operation]], list[Operation]]
 
 
 @dataclasses.dataclass(frozen=True)
 class Steps:
-    month: Callable[[StepContext, str], list[dict]]  # (context, partition) -> operations
-    history: Callable[[StepContext, str], list[dict]] | None  # (context, first month) -> ops
+    month: Callable[[StepContext, str], list[Operation]]  # (context, partition) -> operations
+    history: Callable[[StepContext, str], list[Operation]] | None  # (context, first month) -> ops
     sharded: Sharded | None = None  # the same history, cut into shards of players
 
 
@@ -71,7 +72,7 @@ def replay_step(ctx: StepContext, reason: str | None = None):
     return result, _mark_touched(tx, result)
 
 
-def _mark_touched(tx, result) -> list[dict]:
+def _mark_touched(tx, result) -> list[Operation]:
     if tx.ops:
         for competition, record_types in COMPETITIONS.items():
             tx.mark_dirty(competition, result.touched(*record_types))

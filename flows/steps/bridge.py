@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from flows.steps.context import StepContext
 from flows.steps.units import unit_partition_step
+from flows.storage.operations import Operation
 from transforms.calendar import date_month_expr
 
 EVENT = "event_id"
 
 
-def month_step(ctx: StepContext, part: str) -> list[dict]:
+def month_step(ctx: StepContext, part: str) -> list[Operation]:
     from transforms.bridge.event import score_events
 
     return unit_partition_step(

@@ -12,12 +12,14 @@ one another run may have published since, wherever it runs).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from datetime import date
 from functools import cached_property
 
 import polars as pl
 
 from flows.settings import Settings
+from flows.storage.operations import Operation, touching
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.deliveries import latest_delivery
 from transforms.record_types import RECORD_TYPES
@@ -35,7 +37,7 @@ class StepContext:
     settings: Settings
     run_id: str
     as_of: date | None = None
-    pending: tuple[dict, ...] = ()
+    pending: tuple[Operation, ...] = ()
     base: str | None = None  # the publication the run builds on (when `pinned`)
     pinned: bool = False
     # histories recomputed from their first record (a backfill), not from the state the
@@ -53,7 +55,7 @@ class StepContext:
         """Plain data only (sent to Dask workers): the warehouse is opened where it is used."""
         return {k: v for k, v in self.__dict__.items() if k != "wh"}
 
-    def with_pending(self, ops: list[dict]) -> StepContext:
+    def with_pending(self, ops: Iterable[Operation]) -> StepContext:
         return dataclasses.replace(self, pending=tuple(ops))
 
     def transaction(self) -> Transaction:
@@ -77,10 +79,8 @@ class StepContext:
 def rescored_partitions(ctx: StepContext, table: str) -> list[str]:
     """The partitions of a table this run has rescored so far (staged in `ctx.pending`)."""
     return sorted(
-        {op["partition"] for op in ctx.pending
-         if op.get("table") == table and op["op"] in ("put", "add", "remove")
-         and not op["partition"].startswith("_")}
-    )  # fmt: skip
+        {op.partition for op in touching(ctx.pending, table) if not op.partition.startswith("_")}
+    )
 
 
 def bronze_table(record_type: str) -> str:

@@ -12,12 +12,13 @@ import polars as pl
 from flows.steps.context import StepContext, rescored_partitions
 from flows.steps.simultane import put_history
 from flows.steps.units import unit_partition_step
+from flows.storage.operations import Operation
 from transforms.calendar import month_expr, month_of, month_range, month_start, shift_month
 
 MATCH = "match_id"
 
 
-def month_step(ctx: StepContext, part: str) -> list[dict]:
+def month_step(ctx: StepContext, part: str) -> list[Operation]:
     from transforms.face_a_face.matches import score_matches
 
     opts = ctx.settings.face_a_face_options()
@@ -31,7 +32,7 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
     )  # fmt: skip
 
 
-def history_step(ctx: StepContext, first: str) -> list[dict]:
+def history_step(ctx: StepContext, first: str) -> list[Operation]:
     """ff_elo, ff_matches, the ranking and ff_player_state of every month from `first` (or
     earlier, when a rescored match moves the Elo of a match of an earlier month).
 

@@ -25,6 +25,7 @@ from flows.steps.context import (
     resolved,
 )
 from flows.steps.isolate import failure_issues, isolated
+from flows.storage.operations import Operation
 from transforms.calendar import day_expr, end_of_day, month_expr, month_of, month_range, shift_month
 from transforms.issues import DATA_ISSUES_SCHEMA
 from transforms.simultane.blocks import COLUMNS
@@ -32,7 +33,7 @@ from transforms.simultane.blocks import COLUMNS
 TOURNAMENT = "tournament_id"
 
 
-def month_step(ctx: StepContext, part: str) -> list[dict]:
+def month_step(ctx: StepContext, part: str) -> list[Operation]:
     """Deal and tournament results of one partition, in tournament batches of ≤ batch_rows."""
     from transforms.simultane.scoring import tournament_month
     from transforms.simultane.tournaments import score_tournaments
@@ -158,7 +159,7 @@ def _changed_deals(ctx: StepContext, parts: tuple[str, ...]) -> pl.LazyFrame:
     )  # fmt: skip
 
 
-def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[dict]:
+def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[Operation]:
     """Blocks (over each player's whole history) and daily rows of the players of one shard,
     written as that shard's files of every month they change."""
     from transforms.simultane.blocks import blocks
@@ -310,7 +311,9 @@ def _continued_blocks(
     return in_window(rows.lazy(), earlier.lazy(), opts, plan.latest).collect()
 
 
-def history_finish(ctx: StepContext, plan: HistoryPlan, shard_ops: list[dict]) -> list[dict]:
+def history_finish(
+    ctx: StepContext, plan: HistoryPlan, shard_ops: list[Operation]
+) -> list[Operation]:
     """The shards' files replace every month they change (earlier files of those months are
     unpublished first), then `simultane_monthly` over the whole blocks history and the new
     days (ranks need every player: one task)."""
@@ -343,7 +346,7 @@ def shard_key(month: str, shard: int, shards: int) -> str:
     return f"month={month}" if shards == 1 else f"month={month}/shard={shard:04d}"
 
 
-def history_step(ctx: StepContext, first: str) -> list[dict]:
+def history_step(ctx: StepContext, first: str) -> list[Operation]:
     """Blocks, % actuel, monthly and daily tables of every month ≥ `first`, in this process
     (the runners of flows/runs.py send the shards to workers instead)."""
     plan = history_plan(ctx, first)
@@ -351,7 +354,7 @@ def history_step(ctx: StepContext, first: str) -> list[dict]:
     return history_finish(ctx, plan, shard_ops)
 
 
-def put_history(tx, table: str, rows: pl.DataFrame, first: str, pending: list[dict]) -> None:
+def put_history(tx, table: str, rows: pl.DataFrame, first: str, pending: list[Operation]) -> None:
     """Replace every month ≥ `first` of a history table (months that lost all their rows are
     unpublished)."""
     published = [m for m in tx.wh.months(table, pending) if m >= first]

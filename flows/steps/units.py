@@ -12,6 +12,7 @@ import polars as pl
 from flows.steps.context import COMPETITIONS, RAW, StepContext, compact_bronze
 from flows.steps.isolate import failure_issues, isolated
 from flows.steps.simultane import put_issues
+from flows.storage.operations import Operation
 
 Scored = tuple[dict[str, pl.DataFrame], pl.DataFrame]  # tables by name, data issues
 
@@ -25,7 +26,7 @@ def unit_partition_step(
     tables: tuple[tuple[str, str], ...],
     unit_types: tuple[str, ...],
     month_of_unit: tuple[str, pl.Expr],
-) -> list[dict]:
+) -> list[Operation]:
     """Score partition `part` of `competition`, whose units are the values of column `key`.
 
     `score(inputs)` gets the current rows by record type (all units, or some of them when a

@@ -8,9 +8,9 @@
 
 A manifest is trusted only after `parse` has checked its checksum, its shape and every path
 (relative, inside a data layer, nothing like `..`): nothing is read or deleted on the word of a
-manifest that failed validation. Operations of a run (`put`, `add`, `remove`, `dirty`,
-`clean`) are plain JSON-able dicts applied by `apply_ops`, so tasks running elsewhere can
-return theirs and the flow merges them before one commit.
+manifest that failed validation. The operations a run stages (flows/storage/operations.py:
+`PutFile`, `AddFile`, `RemovePartition`, `MarkDirty`, `MarkClean`) are applied by
+`apply_ops`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,19 @@ import copy
 import hashlib
 import json
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from flows.storage.operations import (
+    AddFile,
+    MarkClean,
+    MarkDirty,
+    Operation,
+    PutFile,
+    RemovePartition,
+)
 
 FORMAT = 2
 LAYERS = ("bronze", "silver", "gold", "quarantine", "meta")
@@ -135,34 +145,32 @@ def table_files(manifest: dict, table: str, partitions: list[str] | None = None)
     return [f for k in keys for f in parts[k]]
 
 
-def apply_ops(manifest: dict, ops: list[dict[str, Any]]) -> dict:
+def apply_ops(manifest: dict, ops: Iterable[Operation]) -> dict:
     """Apply staged operations to a manifest (a new dict is returned)."""
     manifest = copy.deepcopy(manifest)
     tables = manifest.setdefault("tables", {})
     dirty = manifest.setdefault("dirty", {})
     for op in ops:
-        kind = op["op"]
-        if kind in ("put", "add"):
-            entry = tables.setdefault(op["table"], {"layer": op["layer"], "partitions": {}})
-            listed = entry["partitions"].setdefault(op["partition"], [])
-            if kind == "put":
-                listed.clear()
-            listed.append(dict(op["file"]))
-        elif kind == "remove":
-            if op["table"] in tables:
-                tables[op["table"]]["partitions"].pop(op["partition"], None)
-        elif kind == "dirty":
-            dirty[op["competition"]] = sorted(
-                set(dirty.get(op["competition"], [])) | set(op["months"])
-            )
-        elif kind == "clean":
-            left = sorted(set(dirty.get(op["competition"], [])) - set(op["months"]))
-            if left:
-                dirty[op["competition"]] = left
-            else:
-                dirty.pop(op["competition"], None)
-        else:
-            raise ValueError(f"unknown manifest operation {kind!r}")
+        match op:
+            case PutFile() | AddFile():
+                entry = tables.setdefault(op.table, {"layer": op.layer, "partitions": {}})
+                listed = entry["partitions"].setdefault(op.partition, [])
+                if isinstance(op, PutFile):
+                    listed.clear()
+                listed.append(op.file.entry())
+            case RemovePartition():
+                if op.table in tables:
+                    tables[op.table]["partitions"].pop(op.partition, None)
+            case MarkDirty():
+                dirty[op.competition] = sorted(set(dirty.get(op.competition, [])) | set(op.months))
+            case MarkClean():
+                left = sorted(set(dirty.get(op.competition, [])) - set(op.months))
+                if left:
+                    dirty[op.competition] = left
+                else:
+                    dirty.pop(op.competition, None)
+            case _:
+                raise TypeError(f"not a staged operation: {op!r}")
     return manifest
 
 

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
-from flows.storage.warehouse import MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
+from flows.storage.published import MANIFEST, PUBLICATIONS, PUBLISHED, Published
 
 
 @dataclasses.dataclass
@@ -71,7 +71,7 @@ def _time(text: str | bytes | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def history(wh: Warehouse, timezone: str, now: datetime | None = None) -> list[Publication]:
+def history(wh: Published, timezone: str, now: datetime | None = None) -> list[Publication]:
     """The stored publications with a readable manifest, oldest first, each with when it was
     current and whether it is official."""
     current = wh.store.read_pointer()
@@ -137,7 +137,7 @@ def _mark_official(published: list[Publication], timezone: str, now: datetime) -
             record.official = f"backfill changing announced {', '.join(announced)}"
 
 
-def find(wh: Warehouse, spec: str, timezone: str) -> Publication:
+def find(wh: Published, spec: str, timezone: str) -> Publication:
     """The kept publication `spec` names: its number, or a time `YYYY-MM-DDTHH:MM` (platform
     time zone; the publication current then)."""
     records = [p for p in history(wh, timezone) if p.current_from is not None]

@@ -24,8 +24,8 @@ from datetime import UTC, datetime, timedelta
 from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import LAYERS, ManifestError
+from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
 from flows.storage.store import STAGING
-from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,20 +38,22 @@ class RetentionPolicy:
     timezone: str = "Europe/Paris"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Collected:
-    """What a garbage collection deleted (or, in a dry run, would delete)."""
+    """What a garbage collection deleted, or, in a dry run, would delete; `str()` is the
+    report `duplirank gc` prints."""
 
-    files: list[str] = dataclasses.field(default_factory=list)
-    bytes: int = 0
-    publications: list[str] = dataclasses.field(default_factory=list)
-    kept: list[str] = dataclasses.field(default_factory=list)
+    dry_run: bool = False
+    files: tuple[str, ...] = ()  # data files no kept publication lists
+    bytes: int = 0  # their size
+    publications: tuple[str, ...] = ()  # publication folders past their retention
+    kept: tuple[str, ...] = ()  # publication folders kept, with every file they list
     skipped: str | None = None  # why nothing was collected
 
-    def text(self, dry_run: bool = False) -> str:
+    def __str__(self) -> str:
         if self.skipped:
             return f"nothing collected: {self.skipped}"
-        verb = "would delete" if dry_run else "deleted"
+        verb = "would delete" if self.dry_run else "deleted"
         lines = [
             f"{verb} {len(self.files)} files ({self.bytes:,} bytes) and "
             f"{len(self.publications)} publications; kept {len(self.kept)} publications"
@@ -60,12 +62,12 @@ class Collected:
         return "\n".join(lines)
 
 
-def publications(wh: Warehouse) -> list[str]:
+def publications(wh: Published) -> list[str]:
     """Publication folders, oldest first."""
     return [f"{PUBLICATIONS}/{name}" for name in wh.store.folders(PUBLICATIONS)]
 
 
-def read_publication(wh: Warehouse, folder: str) -> dict:
+def read_publication(wh: Published, folder: str) -> dict:
     """The validated manifest of a publication folder (ManifestError if it is not valid)."""
     try:
         data = wh.store.read_bytes(f"{folder}/{MANIFEST}")
@@ -75,7 +77,7 @@ def read_publication(wh: Warehouse, folder: str) -> dict:
 
 
 def kept_publications(
-    wh: Warehouse, policy: RetentionPolicy, now: datetime | None = None
+    wh: Published, policy: RetentionPolicy, now: datetime | None = None
 ) -> set[str]:
     """The published publications whose files are kept (see the module's docstring)."""
     from flows.storage.publications import history
@@ -102,12 +104,12 @@ def kept_publications(
 
 
 def collect_garbage(
-    wh: Warehouse, policy: RetentionPolicy | float, dry_run: bool = False
+    wh: Published, policy: RetentionPolicy | float, dry_run: bool = False
 ) -> Collected:
-    """Delete what no kept publication lists (`dry_run`: only say what)."""
+    """Delete what no kept publication lists (`dry_run`: only say what); returns what it
+    deleted (would delete)."""
     if not isinstance(policy, RetentionPolicy):
         policy = RetentionPolicy(float(policy))
-    result = Collected()
     now = datetime.now(UTC)
     cutoff = now - timedelta(days=policy.days)
     current = wh.publication()
@@ -115,6 +117,7 @@ def collect_garbage(
     young = time.time() - grace  # on object storage: newer may belong to a run in flight
     keep = kept_publications(wh, policy, now)
     listed: set[str] = set()
+    kept: list[str] = []
     expired: list[str] = []
     for folder in publications(wh):
         if folder != current and not wh.store.has(f"{folder}/{PUBLISHED}"):
@@ -129,28 +132,35 @@ def collect_garbage(
             if folder == current or _age_ok(wh, folder, cutoff):
                 # an unreadable publication (a crashed commit, damage): it may list files we
                 # cannot know of — keep everything while it may be within the retention period
-                result.skipped = f"the manifest of {folder} cannot be read (`duplirank recover`)"
-                return result
+                why = f"the manifest of {folder} cannot be read (`duplirank recover`)"
+                return Collected(dry_run, skipped=why)
             expired.append(folder)
             continue
         if folder in keep or folder == current:
-            result.kept.append(folder)
+            kept.append(folder)
             listed |= set(mf.files(manifest))
         else:
             expired.append(folder)
     if current is not None and not current.startswith(PUBLICATIONS + "/"):
         listed |= set(mf.files(wh.manifest()))  # a copy that followed the `current` link
-    for layer in LAYERS:
-        for entry in wh.store.list(layer):
-            if entry.path not in listed and not (grace and entry.mtime > young):
-                result.files.append(entry.path)
-                result.bytes += entry.size
-                if not dry_run:
-                    wh.store.delete(entry.path)
-        if not dry_run:
-            wh.store.prune_empty_folders(layer)
-    result.publications = expired
+    unlisted = [
+        entry
+        for layer in LAYERS
+        for entry in wh.store.list(layer)
+        if entry.path not in listed and not (grace and entry.mtime > young)
+    ]
+    result = Collected(
+        dry_run,
+        files=tuple(entry.path for entry in unlisted),
+        bytes=sum(entry.size for entry in unlisted),
+        publications=tuple(expired),
+        kept=tuple(kept),
+    )
     if not dry_run:
+        for path in result.files:
+            wh.store.delete(path)
+        for layer in LAYERS:
+            wh.store.prune_empty_folders(layer)
         for folder in expired:
             wh.store.delete_tree(folder)
         if wh.store.kind == "local":
@@ -158,7 +168,7 @@ def collect_garbage(
     return result
 
 
-def remove_run_files(wh: Warehouse, run_id: str) -> int:
+def remove_run_files(wh: Published, run_id: str) -> int:
     """Delete the files a run wrote and did not publish (its data files are named
     `<run id>-…`, its publication folder `…-<run id>`): a failed run gives back its space."""
     removed = 0
@@ -173,14 +183,14 @@ def remove_run_files(wh: Warehouse, run_id: str) -> int:
     return removed
 
 
-def _age_ok(wh: Warehouse, folder: str, cutoff: datetime) -> bool:
+def _age_ok(wh: Published, folder: str, cutoff: datetime) -> bool:
     """True if a folder was written within the retention period (by its files' times)."""
     times = [e.mtime for e in wh.store.list(folder)]
     newest = max(times) if times else time.time()
     return datetime.fromtimestamp(newest, UTC) >= cutoff
 
 
-def _written_since(wh: Warehouse, folder: str, since: float) -> bool:
+def _written_since(wh: Published, folder: str, since: float) -> bool:
     """True if any file of a folder was written after `since` (seconds since the epoch)."""
     return any(e.mtime > since for e in wh.store.list(folder))
 
@@ -192,7 +202,7 @@ def _bronze(path: str) -> bool:
     return path.startswith("bronze/")
 
 
-def verify(wh: Warehouse) -> list[str]:
+def verify(wh: Published) -> list[str]:
     """Problems of the current publication: every listed file against its checksum, and its
     views database against the manifest (`served.database_problem`)."""
     problems = []
@@ -211,7 +221,7 @@ def verify(wh: Warehouse) -> list[str]:
     return problems
 
 
-def recover(wh: Warehouse) -> str:
+def recover(wh: Published) -> str:
     """Point `current` at the newest publication whose manifest and files are all intact."""
     from flows.storage.served import repair_database
 

@@ -1,5 +1,5 @@
-"""A warehouse on S3-compatible object storage: `s3://bucket/prefix`, the same interface as
-`LocalStore` (flows/storage/store.py), through s3fs (aiobotocore).
+"""A warehouse on S3-compatible object storage: `s3://bucket/prefix`, a `Store` (and a
+`Mirror`: flows/storage/store.py) like `LocalStore`, through s3fs (aiobotocore).
 
 What replaces the file system's guarantees:
 - **The pointer** is the object `current.json` (`{"publication": "_publications/…", …}`),
@@ -32,19 +32,21 @@ import re
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO, TypeVar
 
 from flows.errors import UserError
 from flows.storage.options import StorageOptions
-from flows.storage.store import POINTER, Conflict, Entry, StoreError, safe_path
+from flows.storage.store import POINTER, Conflict, Entry, StoreError, safe_path, sha256_of
 
 POINTER_OBJECT = POINTER + ".json"
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 SHA_KEY = "sha256"  # user metadata of every object written (x-amz-meta-sha256)
 _SHARED: dict[tuple, object] = {}  # s3fs file systems of this process, by configuration
 _SHARED_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -171,10 +173,10 @@ class S3Store:
         return "s3://" + self.key(path)
 
     def exists(self) -> bool:
-        return self._guard(lambda: self.fs.exists(self.bucket), "read the bucket")
+        return self.guarded(lambda: self.fs.exists(self.bucket), "read the bucket")
 
     def has(self, path: str) -> bool:
-        return self._guard(lambda: self.fs.exists(self.key(path)), f"read {path}")
+        return self.guarded(lambda: self.fs.exists(self.key(path)), f"read {path}")
 
     def is_legacy(self) -> bool:
         return False  # manifest format 1 never lived on object storage
@@ -214,7 +216,7 @@ class S3Store:
         except OSError as err:
             raise UserError(f"cannot write the cache {local.parent}: {err.strerror}") from None
         try:
-            self._guard(lambda: self.fs.get_file(self.key(path), tmp), f"read {path}")
+            self.guarded(lambda: self.fs.get_file(self.key(path), tmp), f"read {path}")
             os.replace(tmp, local)
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -229,13 +231,16 @@ class S3Store:
 
     # ------------------------------------------------------------------ reading
     def read_bytes(self, path: str) -> bytes:
-        return self._guard(lambda: self.fs.cat_file(self.key(path)), f"read {path}")
+        return self.guarded(lambda: self.fs.cat_file(self.key(path)), f"read {path}")
+
+    def open(self, path: str) -> IO[bytes]:
+        return self.fs.open(self.key(path), "rb", block_size=1 << 24)
 
     def list(self, prefix: str) -> Iterator[Entry]:
         """Every object under a folder, with its size and time of last modification."""
         base = self.key(prefix)
         try:
-            found = self._guard(lambda: self.fs.find(base, detail=True), f"list {prefix}")
+            found = self.guarded(lambda: self.fs.find(base, detail=True), f"list {prefix}")
         except FileNotFoundError:
             return
         start = len(self.key("")) + 1
@@ -248,7 +253,9 @@ class S3Store:
 
     def folders(self, prefix: str) -> list[str]:
         try:
-            found = self._guard(lambda: self.fs.ls(self.key(prefix), detail=True), f"list {prefix}")
+            found = self.guarded(
+                lambda: self.fs.ls(self.key(prefix), detail=True), f"list {prefix}"
+            )
         except FileNotFoundError:
             return []
         return sorted(
@@ -266,7 +273,7 @@ class S3Store:
                 while chunk := handle.read(1 << 22):
                     digest.update(chunk)
 
-        self._guard(read, f"read {path}")
+        self.guarded(read, f"read {path}")
         return digest.hexdigest()
 
     def check(self, path: str, sha256: str, size: int, deep: bool = False) -> str | None:
@@ -274,7 +281,7 @@ class S3Store:
         an object carrying the expected sha256 in its metadata (written by duplirank, never
         replaced since) is trusted on its size; any other is hashed in full."""
         try:
-            info = self._guard(
+            info = self.guarded(
                 lambda: self.fs.call_s3("head_object", Bucket=self.bucket,
                                         Key=self.key(path).split("/", 1)[1]),
                 f"read {path}",
@@ -303,10 +310,8 @@ class S3Store:
     ) -> None:
         """Upload a finished file under `path` (names are new: nothing is overwritten), its
         sha256 in the object's metadata; the local file is removed."""
-        from flows.storage.store import sha256_of
-
         digest = sha256 or sha256_of(source)
-        self._guard(
+        self.guarded(
             lambda: self.fs.put_file(str(source), self.key(path), Metadata={SHA_KEY: digest}),
             f"write {path}",
         )
@@ -323,7 +328,7 @@ class S3Store:
         last; then delete the objects no longer in the folder. Returns (uploaded, deleted)."""
         base = self.key(prefix)
         try:
-            found = self._guard(lambda: self.fs.find(base, detail=True), f"list {prefix}")
+            found = self.guarded(lambda: self.fs.find(base, detail=True), f"list {prefix}")
         except FileNotFoundError:
             found = {}
         remote = {
@@ -340,19 +345,19 @@ class S3Store:
         uploads.sort(key=lambda item: item[0] == index)  # the index last
         for rel, path in uploads:
             key = f"{base}/{rel}"
-            self._guard(lambda p=path, k=key: self.fs.put_file(str(p), k), f"write {prefix}/{rel}")
+            self.guarded(lambda p=path, k=key: self.fs.put_file(str(p), k), f"write {prefix}/{rel}")
         gone = sorted(set(remote) - {rel for rel, _ in files})
         if gone:
-            self._guard(lambda: self.fs.rm([f"{base}/{rel}" for rel in gone]), f"delete {prefix}")
+            self.guarded(lambda: self.fs.rm([f"{base}/{rel}" for rel in gone]), f"delete {prefix}")
         return len(uploads), len(gone)
 
     def delete(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            self._guard(lambda: self.fs.rm_file(self.key(path)), f"delete {path}")
+            self.guarded(lambda: self.fs.rm_file(self.key(path)), f"delete {path}")
 
     def delete_tree(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            self._guard(lambda: self.fs.rm(self.key(path), recursive=True), f"delete {path}")
+            self.guarded(lambda: self.fs.rm(self.key(path), recursive=True), f"delete {path}")
 
     def prune_empty_folders(self, prefix: str) -> None:
         pass  # object stores have no folders
@@ -369,7 +374,7 @@ class S3Store:
         """The current publication folder, as `current.json` names it (None: no publication
         yet). The ETag is kept: the swap that replaces this pointer is conditional on it."""
         try:
-            response = self._guard(
+            response = self.guarded(
                 lambda: self.fs.call_s3(
                     "get_object", Bucket=self.bucket, Key=self._object_key(POINTER_OBJECT)
                 ),
@@ -378,7 +383,7 @@ class S3Store:
         except FileNotFoundError:
             self._etags[None] = "*"
             return None
-        body = self._guard(lambda: _read_body(self.fs, response), "read the current publication")
+        body = self.guarded(lambda: _read_body(self.fs, response), "read the current publication")
         try:
             target = json.loads(body)["publication"]
             if not isinstance(target, str):
@@ -434,7 +439,7 @@ class S3Store:
             )
 
         try:
-            return self._guard(lambda: sync(self.fs.loop, put), f"write {path}")
+            return self.guarded(lambda: sync(self.fs.loop, put), f"write {path}")
         except ClientError as err:
             status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             code = err.response.get("Error", {}).get("Code")
@@ -449,7 +454,7 @@ class S3Store:
             "of this run was published: run it again"
         )
 
-    def _guard(self, action, what: str):
+    def guarded(self, action: Callable[[], T], what: str) -> T:
         """Faults of the store as one line (StoreError); FileNotFoundError passes through."""
         try:
             return action()

@@ -22,12 +22,12 @@ import duckdb
 
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
-from flows.storage.warehouse import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Warehouse
+from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
 
 _RENDERED = re.compile(r'(?s)^CREATE VIEW (?:"(?:[^"]|"")*"|\S+) AS (.*?);?\s*$')
 
 
-def database_problem(wh: Warehouse, folder: str, manifest: dict) -> str | None:
+def database_problem(wh: Published, folder: str, manifest: dict) -> str | None:
     """None if the views database of publication `folder` serves `manifest` from this
     warehouse; else what is wrong with it, in a few words."""
     from flows.storage.views import database_root, view_sources
@@ -80,7 +80,7 @@ def database_problem(wh: Warehouse, folder: str, manifest: dict) -> str | None:
     return None
 
 
-def database_intact(wh: Warehouse, folder: str, local) -> bool | None:
+def database_intact(wh: Published, folder: str, local) -> bool | None:
     """Whether the views database of `folder`, fetched at `local`, has the bytes recorded
     beside it when it was built (None: no checksum recorded, an older publication)."""
     from flows.storage.views import CHECKSUM, file_sha256
@@ -110,7 +110,7 @@ def _tree(con: duckdb.DuckDBPyConnection, query: str):
     return strip(tree)
 
 
-def repair_database(wh: Warehouse, folder: str, manifest: dict) -> str | None:
+def repair_database(wh: Published, folder: str, manifest: dict) -> str | None:
     """Rebuild the views database of `folder` if it does not serve `manifest` from here;
     returns the problem it repaired (None: nothing to do). The caller holds the lock."""
     from flows.storage.views import build_database
@@ -122,7 +122,17 @@ def repair_database(wh: Warehouse, folder: str, manifest: dict) -> str | None:
     return problem
 
 
-def relink(wh: Warehouse) -> list[tuple[str, str]]:
+def repair_served(wh: Published) -> str | None:
+    """Rebuild the current publication's views database if it does not serve the manifest
+    from here (damaged, replaced, built for another folder); returns what was wrong. The caller
+    holds the lock."""
+    pointer = wh.publication()
+    if pointer is None:
+        return None
+    return repair_database(wh, pointer, wh.manifest())
+
+
+def relink(wh: Published) -> list[tuple[str, str]]:
     """Rebuild every kept publication's views database that does not serve its manifest from
     this warehouse (after a copy or a move: their views named the old folder). Returns
     (publication, what was wrong) for each one rebuilt. The caller holds the lock."""

@@ -1,16 +1,5 @@
-"""The warehouse: Parquet files, a numbered history of publications, one current pointer.
-
-    <warehouse>/
-      bronze/ silver/ gold/ quarantine/ meta/      data files, written once, never modified
-      _publications/00000042-<run>/manifest.json   publication 42: every listed file + checksum
-      _publications/00000042-<run>/duplirank.duckdb   the views of publication 42
-      current -> _publications/00000042-<run>      the one pointer readers follow
-      duplirank.duckdb -> current/duplirank.duckdb   for analysts (`duckdb -readonly`)
-      manifest.json -> current/manifest.json
-
-On object storage (`s3://bucket/prefix`, flows/storage/s3.py) the pointer is the object
-`current.json`, swapped by a conditional PUT instead of a rename under a lock, and there are no
-convenience links (readers follow `current.json`).
+"""The warehouse you publish to: Parquet files, a numbered history of publications, one
+current pointer (the layout: flows/storage/published.py).
 
 How a run publishes (`Warehouse.run`): it takes the lock, stages data files under new names
 (its `Transaction`), and at the end writes publication N+1 — the manifest with the checksum of
@@ -26,212 +15,40 @@ connections opened on an older publication keep answering.
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flows.errors import UserError
 from flows.storage import manifest as mf
-from flows.storage.manifest import ManifestError
-from flows.storage.options import StorageOptions
-from flows.storage.store import POINTER, STAGING, open_store, safe_path, sha256_of
+from flows.storage.operations import (
+    AddFile,
+    MarkClean,
+    MarkDirty,
+    Operation,
+    PutFile,
+    RemovePartition,
+    StagedFile,
+)
+from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
+from flows.storage.store import POINTER, STAGING, sha256_of
 
-if TYPE_CHECKING:  # imported where used: `duplirank sql` reads the manifest without Polars
+if TYPE_CHECKING:
     import polars as pl
-
-PUBLICATIONS = "_publications"
-MANIFEST = "manifest.json"
-PUBLISHED = "published"  # marker written once a publication has been the current one
-DATABASE = "duplirank.duckdb"
-RECOVER_HINT = "run `duplirank recover` to restore the last valid publication"
 
 
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
 
 
-class DamagedFile(UserError):
-    """A published file whose bytes no longer match the manifest's checksum."""
-
-
-sha256_file = sha256_of
-
-_UNSET = object()
-
-
-class Warehouse:
-    """A warehouse at a location: a local folder, or `s3://bucket/prefix` (`open_store`).
-
-    `pinned`: the publication to read instead of following the pointer (the steps of a run
-    read the publication the run builds on, wherever they run: a Dask worker included)."""
-
-    def __init__(
-        self,
-        location: Path | str,
-        storage: StorageOptions | None = None,
-        pinned: str | None | object = _UNSET,
-    ):
-        self.store = open_store(location, storage)
-        self.root = self.store.root  # the local folder; None on object storage
-        self._pinned = pinned
-        self._cache: tuple[str | None, dict] | None = None
-        self._verified: set[str] = set()
-
-    def __repr__(self) -> str:
-        return f"Warehouse({self.store.url})"
-
-    def at(self, publication: str | None) -> Warehouse:
-        """The same warehouse (same store) reading `publication` whatever the pointer says."""
-        pinned = copy.copy(self)
-        pinned._pinned, pinned._cache, pinned._verified = publication, None, set()
-        return pinned
-
-    # ------------------------------------------------------------------ the publication
-    def publication(self) -> str | None:
-        """Folder of the current publication (`_publications/…`), None for a new warehouse."""
-        if self._pinned is not _UNSET:
-            return self._pinned
-        pointer = self.store.read_pointer()
-        if pointer is None:
-            folders = self.store.folders(PUBLICATIONS)
-            # on object storage, a first publication being written by a run elsewhere is not
-            # a lost pointer (its conditional swap decides which run publishes first): only
-            # version 1 folders, all younger than the grace period; anything else was current
-            if any(
-                not f.startswith("00000001-") or not self.store.in_flight(f"{PUBLICATIONS}/{f}")
-                for f in folders
-            ):
-                raise UserError(
-                    f"warehouse {self.store.url}: its current publication is missing; "
-                    + RECOVER_HINT
-                )
-            if self.store.is_legacy():
-                raise UserError(
-                    f"warehouse {self.store.url} was written by an older duplirank (manifest "
-                    "format 1); ingest the landing archive into a new warehouse"
-                )
-            return None
-        try:
-            safe_path(pointer)
-            if pointer != POINTER and not pointer.startswith(PUBLICATIONS + "/"):
-                raise ValueError(pointer)
-        except ValueError:
-            raise UserError(
-                f"warehouse {self.store.url}: `{POINTER}` points outside the warehouse "
-                f"({pointer!r}); " + RECOVER_HINT
-            ) from None
-        return pointer
-
-    def manifest(self, pending: list[dict] | None = None) -> dict:
-        """The current (validated) manifest, with the `pending` operations of a run applied."""
-        pointer = self.publication()
-        if self._cache is None or self._cache[0] != pointer:
-            self._cache = (pointer, self._read_manifest(pointer))
-        current = self._cache[1]
-        return mf.apply_ops(current, pending) if pending else current
-
-    def _read_manifest(self, pointer: str | None) -> dict:
-        if pointer is None:
-            return mf.empty()
-        where = f"warehouse {self.store.url}: the manifest of {pointer}"
-        try:
-            data = self.store.read_bytes(f"{pointer}/{MANIFEST}")
-        except FileNotFoundError:
-            raise UserError(f"{where} is missing; " + RECOVER_HINT) from None
-        try:
-            return mf.parse(data, where)
-        except ManifestError as err:
-            raise UserError(f"{err}; " + RECOVER_HINT) from None
-
-    def version(self) -> int:
-        return self.manifest()["version"]
-
-    # ------------------------------------------------------------------ reading data
-    def entries(
-        self, table: str, partitions: list[str] | None = None, pending: list[dict] | None = None
-    ) -> list[dict]:
-        return mf.table_files(self.manifest(pending), table, partitions)
-
-    def files(
-        self, table: str, partitions: list[str] | None = None, pending: list[dict] | None = None
-    ) -> list[str]:
-        """Paths (URIs) of a table's files, checked against their checksums."""
-        return [self.checked(e) for e in self.entries(table, partitions, pending)]
-
-    def checked(self, entry: dict) -> str:
-        """The URI of a listed file once its bytes match the manifest (checked once per
-        process and file: a flipped bit is an error naming the file, never a wrong number)."""
-        path = entry["path"]
-        if path not in self._verified:
-            problem = self.store.check(path, entry["sha256"], entry["bytes"])
-            if problem == "missing":
-                raise DamagedFile(
-                    f"published file {path} is missing from {self.store.url}; "
-                    + RECOVER_HINT
-                    + " or rebuild its month with `duplirank backfill`"
-                )
-            if problem is not None:
-                repair = (
-                    "rebuild every table from the landing folder with `duplirank repair`"
-                    if path.startswith("bronze/")
-                    else "rebuild its month with `duplirank backfill --from M --to M`"
-                )
-                raise DamagedFile(
-                    f"published file {path} is damaged (its checksum does not match the "
-                    f"manifest); {repair}, or restore the file from a backup"
-                )
-            self._verified.add(path)
-        return self.store.uri(path)
-
-    def partitions(self, table: str, pending: list[dict] | None = None) -> list[str]:
-        entry = self.manifest(pending)["tables"].get(table)
-        return sorted(entry["partitions"]) if entry else []
-
-    def months(
-        self, table: str, pending: list[dict] | None = None, key: str = "month"
-    ) -> list[str]:
-        """Values of the `key=…` partitions of a table (e.g. its months)."""
-        prefix = key + "="
-        return sorted(
-            {k.split("/")[0][len(prefix) :] for k in self.partitions(table, pending)
-             if k.startswith(prefix)}
-        )  # fmt: skip
-
-    def scan(
-        self,
-        table: str,
-        partitions: list[str] | None = None,
-        schema: dict | None = None,
-        pending: list[dict] | None = None,
-    ) -> pl.LazyFrame:
-        """The rows of a table (optionally some partitions) as a LazyFrame."""
-        import polars as pl
-
-        files = self.files(table, partitions, pending)
-        if not files:
-            if schema is None:
-                raise UserError(f"table {table} has no published data in {self.store.url}")
-            return pl.LazyFrame(schema=schema)
-        return pl.scan_parquet(
-            files,
-            missing_columns="insert",
-            extra_columns="ignore",
-            hive_partitioning=False,
-            storage_options=self.store.polars_options,
-        )
-
-    def scan_files(self, files: list[str], **options) -> pl.LazyFrame:
-        """`pl.scan_parquet` of some files of this warehouse (URIs from `files`), with the
-        store's credentials."""
-        import polars as pl
-
-        return pl.scan_parquet(files, storage_options=self.store.polars_options, **options)
+class Warehouse(Published):
+    """A warehouse you publish to: `run` locks it, stages into a `Transaction`, commits once.
+    Everything it reads is `Published`'s (flows/storage/published.py)."""
 
     # ------------------------------------------------------------------ running
     @contextlib.contextmanager
@@ -261,7 +78,9 @@ class Warehouse:
                     if after_publish is not None:
                         after_publish()
                 else:  # nothing new: what is served is checked, and repaired if it must be
-                    self.repair_served()
+                    from flows.storage.served import repair_served
+
+                    repair_served(self)
                     if unchanged is not None:
                         unchanged()  # e.g. the results site's check
             except BaseException:
@@ -274,16 +93,6 @@ class Warehouse:
                     # stages here), also after a failure (a full disk must not stay full);
                     # on object storage staging folders are local temporary ones
                     self.store.delete_tree(STAGING)
-
-    def repair_served(self) -> str | None:
-        """Rebuild the current publication's views database if it does not serve the manifest
-        from here (damaged, replaced, built for another folder); returns what was wrong."""
-        from flows.storage.served import repair_database
-
-        pointer = self.publication()
-        if pointer is None:
-            return None
-        return repair_database(self, pointer, self.manifest())
 
     def _take_back(self, run_id: str) -> None:
         """After a failure: unless the pointer names this run's publication (it failed after
@@ -306,16 +115,24 @@ class Transaction:
     """The files a run writes, published all at once by `commit()`.
 
     Data files are written immediately under new names (staged, then moved into place); what
-    changes in the published state is a list of JSON-able operations, so tasks running
-    elsewhere return theirs and the flow merges them (`extend`) before one commit.
+    changes in the published state is a list of staged operations (plain frozen dataclasses:
+    flows/storage/operations.py), so tasks running elsewhere return theirs and the flow merges
+    them (`extend`) before one commit.
     """
 
-    def __init__(self, warehouse: Warehouse, run_id: str, hooks=None, pending=(), command=None):
+    def __init__(
+        self,
+        warehouse: Warehouse,
+        run_id: str,
+        hooks=None,
+        pending: Iterable[Operation] = (),
+        command: str | None = None,
+    ):
         self.wh = warehouse
         self.run_id = run_id
         self.command = command  # named in the manifest: what published it
         self.pending = list(pending)  # staged earlier in the run (read, not re-published)
-        self.ops: list[dict] = []
+        self.ops: list[Operation] = []
         self.base = warehouse.publication()  # the publication this run builds on
         self._staging: Path | None = None
         self.hooks = hooks or {}
@@ -334,15 +151,15 @@ class Transaction:
     def write(
         self, layer: str, table: str, partition: str, frame, suffix: str = ".parquet",
         statistics: bool = True,
-    ):  # fmt: skip
-        """Write a data file of a partition (not yet published); returns its manifest entry.
+    ) -> StagedFile:  # fmt: skip
+        """Write a data file of a partition (not yet published); returns it as staged.
         `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are;
         `statistics`: min/max/null counts per row group (a third of the cost of a write)."""
         import polars as pl
 
         rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
         tmp = self.staging() / rel.replace("/", "__")
-        guard = self.wh.store._guard
+        guard = self.wh.store.guarded
         if isinstance(frame, bytes):
             guard(lambda: tmp.write_bytes(frame), f"write {rel}")
         elif isinstance(frame, Path):
@@ -357,37 +174,40 @@ class Transaction:
                 lambda: frame.write_parquet(tmp, compression="zstd", statistics=statistics),
                 f"write {rel}",
             )
-        entry = {"path": rel, "sha256": sha256_file(tmp), "bytes": tmp.stat().st_size}
-        self.wh.store.publish_file(rel, tmp, sha256=entry["sha256"])
-        self.wh._verified.add(rel)
-        return entry
+        staged = StagedFile(rel, sha256_of(tmp), tmp.stat().st_size)
+        self.wh.store.publish_file(rel, tmp, sha256=staged.sha256)
+        self.wh.mark_verified(rel)
+        return staged
 
     def put(self, layer: str, table: str, partition: str, frame) -> None:
         """Replace a whole partition of a table by `frame`."""
-        self._stage("put", layer, table, partition, frame)
+        self._stage(PutFile, layer, table, partition, frame)
 
     def add(self, layer: str, table: str, partition: str, frame, statistics: bool = True) -> None:
         """Add a file to a partition (bronze deliveries, a month written batch by batch)."""
-        self._stage("add", layer, table, partition, frame, statistics)
+        self._stage(AddFile, layer, table, partition, frame, statistics)
 
     def add_bytes(
         self, layer: str, table: str, partition: str, data: bytes | Path, suffix: str
     ) -> str:
         """Add a file kept as it is (not Parquet: e.g. the bytes of a delivery quarantined
         whole, for replay); listed like any file, not in the views. Returns its path."""
-        entry = self.write(layer, table, partition, data, suffix)
-        self.ops.append({"op": "add", "layer": layer, "table": table, "partition": partition,
-                         "file": entry})  # fmt: skip
-        return entry["path"]
+        staged = self.write(layer, table, partition, data, suffix)
+        self.ops.append(AddFile(layer, table, partition, staged))
+        return staged.path
 
     def _stage(
-        self, op: str, layer: str, table: str, partition: str, frame, statistics: bool = True
+        self,
+        op: type[PutFile | AddFile],
+        layer: str,
+        table: str,
+        partition: str,
+        frame,
+        statistics: bool = True,
     ) -> None:
         mf.PARTITION.match(partition) or _bad(f"partition {partition!r}")
-        entry = self.write(layer, table, partition, frame, statistics=statistics)
-        self.ops.append(
-            {"op": op, "layer": layer, "table": table, "partition": partition, "file": entry}
-        )
+        staged = self.write(layer, table, partition, frame, statistics=statistics)
+        self.ops.append(op(layer, table, partition, staged))
 
     def compact(
         self, layer: str, table: str, partition: str, max_files: int = 1, statistics: bool = True
@@ -396,7 +216,7 @@ class Transaction:
         files = self.wh.files(table, [partition], self.view())
         if len(files) > max_files:
             scan = self.wh.scan_files(files, hive_partitioning=False)
-            self._stage("put", layer, table, partition, scan, statistics)
+            self._stage(PutFile, layer, table, partition, scan, statistics)
 
     def put_schema(self, layer: str, table: str, frame: pl.DataFrame, suffix: str = "") -> None:
         """Keep the table's columns published even when it has no rows: an empty `_schema`."""
@@ -408,14 +228,14 @@ class Transaction:
 
     def remove(self, table: str, partition: str) -> None:
         """Unpublish a partition that no longer has rows."""
-        self.ops.append({"op": "remove", "table": table, "partition": partition})
+        self.ops.append(RemovePartition(table, partition))
 
     def mark_dirty(self, competition: str, months, clean: bool = False) -> None:
         """Months whose bronze changed and whose results must be rebuilt (survives until a run
         rebuilds them)."""
         if months:
-            op = "clean" if clean else "dirty"
-            self.ops.append({"op": op, "competition": competition, "months": sorted(months)})
+            op = MarkClean if clean else MarkDirty
+            self.ops.append(op(competition, tuple(sorted(months))))
 
     def put_months(
         self,
@@ -442,10 +262,10 @@ class Transaction:
                 self.remove(table, part)
         self.put_schema(layer, table, frame, suffix)
 
-    def extend(self, ops: list[dict]) -> None:
+    def extend(self, ops: Iterable[Operation]) -> None:
         self.ops.extend(ops)
 
-    def view(self) -> list[dict]:
+    def view(self) -> list[Operation]:
         """Everything staged so far in the run: what this transaction's reads see."""
         return self.pending + self.ops
 

@@ -15,6 +15,7 @@ import pytest
 from flows import cli
 from flows.runs import backfill_run, nightly_run
 from flows.storage import warehouse as warehouse_module
+from flows.storage.published import DamagedFile
 from flows.storage.retention import collect_garbage
 from flows.storage.store import Conflict
 from flows.storage.warehouse import Warehouse
@@ -198,7 +199,7 @@ def test_verify_recover_and_a_damaged_object_on_s3(s3, tmp_path, capsys):
     s3.fs.pipe(key, bytes(data))
     assert cli.main(["verify", "--warehouse", remote]) == 2
     assert f"damaged: {entry['path']}" in capsys.readouterr().out
-    with pytest.raises(warehouse_module.DamagedFile, match=entry["path"]):
+    with pytest.raises(DamagedFile, match=entry["path"]):
         Warehouse(remote).files("simultane_deal_results")
     s3.fs.rm(key)
     month = re.search(r"month=(\d{4}-\d{2})", entry["path"]).group(1)
@@ -231,7 +232,7 @@ def test_garbage_collection_on_s3_spares_young_unlisted_objects(s3, tmp_path):
     from flows.storage import manifest as mf
 
     listed = set(mf.files(Warehouse(remote).manifest()))
-    assert collect_garbage(Warehouse(remote), 0).files == []
+    assert collect_garbage(Warehouse(remote), 0).files == ()
     assert {orphan, unpublished} <= set(s3.keys("wh"))
     layers = ("bronze/", "silver/", "gold/", "quarantine/", "meta/")
     unlisted = {k for k in s3.keys("wh") if k.startswith(layers)} - listed  # e.g. compacted

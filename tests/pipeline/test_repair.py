@@ -11,9 +11,10 @@ from flows import cli
 from flows.runs import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.steps.context import bronze_table
+from flows.storage.published import DamagedFile
 from flows.storage.retention import verify
 from flows.storage.served import relink
-from flows.storage.warehouse import DamagedFile, Warehouse
+from flows.storage.warehouse import Warehouse
 from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 
 

@@ -14,8 +14,9 @@ import polars as pl
 import pytest
 
 from flows.errors import UserError
+from flows.storage.published import DamagedFile
 from flows.storage.retention import collect_garbage, recover, verify
-from flows.storage.warehouse import DamagedFile, Warehouse
+from flows.storage.warehouse import Warehouse
 from flows.tools.query import run_sql
 
 

@@ -66,7 +66,7 @@ def test_a_swap_while_a_reader_opens_gives_it_one_whole_publication(states, tmp_
     """The pointer read first decides every later read of the opening reader: a run swapping
     it in between (made deterministic: the pointer moves right after the first read) changes
     nothing for that reader."""
-    from flows.storage.store import LocalStore
+    from flows.storage.local import LocalStore
 
     _, landing, _, _ = states
     root = tmp_path / "wh"
