@@ -17,25 +17,32 @@ backfill of the longest history.
 
     .venv/bin/python bench/bench_pipeline.py --players 300 --histories 90 360
     .venv/bin/python bench/bench_pipeline.py --players 20 --histories 30 60   # a smoke run
+    .venv/bin/python bench/bench_pipeline.py --players 1000 --histories 360 --stretch 30 --jobs 3
+
+`--stretch N` generates the days in stretches of N days, each with its own seed, in `--jobs`
+processes at once (the generator is pure Python: a year for 1,000 players is ~45 CPU
+minutes); the players are the same, each stretch draws its own days. Results go to
+`bench/results/pipeline.json`, one entry per size (and `--label`), the others kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_e2e import start_server  # noqa: E402  (the same running Prefect server)
+from process import command as cli  # noqa: E402
+from process import environment, prepare, stage_times, start_prefect_server, timed  # noqa: E402
 
 START = date(2025, 12, 1)
 
@@ -46,19 +53,18 @@ def day_of(path: Path) -> str:
 
 
 def command(args: list[str], work: Path) -> dict:
-    """One CLI process: wall seconds from start to exit and its own peak RSS (`wait4`)."""
-    env = {**os.environ, "DUPLIRANK_LOG_DIR": str(work / "logs")}
-    job = [sys.executable, "-m", "flows.cli", *args]
-    errors = work / "stderr.txt"
-    with errors.open("wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(job, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        sys.exit(f"{' '.join(args)} failed:\n{errors.read_text()[-3000:]}")
-    return {"s": round(wall, 2), "peak_rss_gib": round(usage.ru_maxrss / 2**20, 3)}
+    """One CLI process, started by a small launcher (process.py: the peak RSS `wait4` gives is
+    the command's own, not this process's): wall seconds from start to exit, its CPU seconds,
+    its peak RSS and the stages its run summary prints."""
+    env = environment(DUPLIRANK_LOG_DIR=str(work / "logs"))
+    done = timed(cli(*args), env=env, logs=work)
+    return {
+        "s": round(done["wall_s"], 2),
+        "cpu_s": round(done["cpu_s"], 2),
+        "peak_rss_gib": round(done["peak_rss_bytes"] / 2**30, 3),
+        "load": round(os.getloadavg()[0], 1),
+        "stages_s": {k: round(v, 2) for k, v in stage_times(done["stderr"]).items()},
+    }
 
 
 def deliver(files: list[Path], landing: Path) -> None:
@@ -77,7 +83,7 @@ def one_history(files: list[Path], days: list[str], history: int, work: Path, si
     landing.mkdir(parents=True)
     old, new_day = set(days[:history]), days[history]
     base = ["--warehouse", str(warehouse)]
-    nightly = ["nightly", *base, "--landing", str(landing), "--no-show", "-q"]
+    nightly = ["nightly", *base, "--landing", str(landing), "--no-show"]
     if not site:
         os.environ["DUPLIRANK_SITE__ENABLED"] = "false"
     deliver([f for f in files if day_of(f) in old], landing)
@@ -85,7 +91,7 @@ def one_history(files: list[Path], days: list[str], history: int, work: Path, si
     deliver([f for f in files if day_of(f) == new_day], landing)
     new = command(nightly, work)
     months = sorted({d[:7] for d in days[: history + 1]})[-12:]
-    backfill = command(["backfill", *base, "--from", months[0], "--to", months[-1], "-q"], work)
+    backfill = command(["backfill", *base, "--from", months[0], "--to", months[-1]], work)
     shutil.rmtree(root, ignore_errors=True)
     return {
         "history_days": history,
@@ -105,19 +111,43 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--site", action="store_true", help="rebuild the results site too")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "pipeline")
+    parser.add_argument(
+        "--stretch", type=int, default=0,
+        help="generate the days in stretches of this many days, each its own seed, in --jobs "
+        "processes at once (0: one stretch, one process)",
+    )  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--label", default="", help="added to the size's key in the results")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pipeline.json")
     args = parser.parse_args()
     from flows.synthetic import generate
 
     work, histories = args.work, sorted(args.histories)
     total = histories[-1] + 1
-    logs = work / f"logs-{total}d-{args.players}p-s{args.seed}"
+    by = f"-by{args.stretch}" if args.stretch else ""
+    logs = work / f"logs-{total}d-{args.players}p-s{args.seed}{by}"
     if not logs.exists():
         print(f"generating {total} days for {args.players} players…", flush=True)
-        generate(logs, players=args.players, days=total, seed=args.seed, start=START)
+        partial = logs.with_name(logs.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        stretch = args.stretch or total
+        jobs = [
+            (partial, args.players, min(stretch, total - first), args.seed * 1000 + k,
+             START + timedelta(days=first))
+            for k, first in enumerate(range(0, total, stretch))
+        ]  # fmt: skip
+        if len(jobs) == 1:
+            generate(partial, players=args.players, days=total, seed=args.seed, start=START)
+        else:
+            with multiprocessing.Pool(args.jobs) as pool:
+                pool.starmap(generate, jobs)
+        partial.rename(logs)
     files = sorted(logs.iterdir(), key=lambda p: (day_of(p), p.name))
     days = sorted({day_of(f) for f in files})
 
-    server, server_s = start_server(work)
+    load_before = os.getloadavg()[0]
+    prepare()
+    server, server_s = start_prefect_server(work)
     try:
         warm = work / "warm"
         shutil.rmtree(warm, ignore_errors=True)
@@ -133,19 +163,23 @@ def main() -> None:
     result = {
         "players": args.players,
         "site": args.site,
-        "load": os.getloadavg()[0],
+        "load": [round(load_before, 1), round(os.getloadavg()[0], 1)],  # at start, at end
         "prefect_server_start_s": round(server_s, 2),
         "runs": runs,
         "new_day_long_over_short": round(
             long["new_day_nightly"]["s"] / short["new_day_nightly"]["s"], 3
         ),
         "new_day_over_12_month_backfill": long["new_day_over_backfill"],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "goals": "long/short <= 1.5; new day / backfill <= 0.10; peak RSS <= 4 GiB",
     }
-    name = f"pipeline_{args.players}p_{'_'.join(map(str, histories))}d"
-    out = ROOT / "bench" / "results" / f"{name}.json"
+    # one file for the bench: each size's entry is replaced, the other sizes' are kept
+    out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    sizes = json.loads(out.read_text()).get("sizes", {}) if out.exists() else {}
+    sizes[f"{args.players}p_{'_'.join(map(str, histories))}d{args.label}"] = result
+    whole = {"goals": result.pop("goals"), "sizes": dict(sorted(sizes.items()))}
+    out.write_text(json.dumps(whole, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
 
