@@ -31,7 +31,10 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
+import shlex
 import shutil
+import subprocess
 import sys
 import time
 from datetime import date, timedelta
@@ -63,8 +66,70 @@ def command(args: list[str], work: Path) -> dict:
         "cpu_s": round(done["cpu_s"], 2),
         "peak_rss_gib": round(done["peak_rss_bytes"] / 2**30, 3),
         "load": round(os.getloadavg()[0], 1),
-        "stages_s": {k: round(v, 2) for k, v in stage_times(done["stderr"]).items()},
+        "stages_s": {k: round(v, 2) for k, v in stages(done["stderr"]).items()},
     }
+
+
+LONG_STAGE = re.compile(r"^  (\S.*?)\s+(?:(\d+):)?(\d+):(\d\d)\s")
+
+
+def stages(stderr: str) -> dict[str, float]:
+    """The run summary's stages (process.stage_times), those of a minute or more (`m:ss`,
+    `h:mm:ss`) included."""
+    found = stage_times(stderr)
+    inside = False
+    for line in stderr.splitlines():
+        if line.startswith("run summary"):
+            inside = True
+        elif inside and (match := LONG_STAGE.match(line + " ")):
+            hours, minutes, seconds = (int(g or 0) for g in match.groups()[1:])
+            found.setdefault(match[1], hours * 3600 + minutes * 60 + seconds)
+        elif not line.startswith("  "):
+            inside = False
+    return found
+
+
+def tile(base: Path, days: int, jobs: int) -> Path:
+    """`days` days of logs made of the days of `base` repeated, each copy's dates (ISO dates
+    and the YYYYMMDD of ids) shifted by its place; a folder beside `base`, made once."""
+    out = base.with_name(base.name.replace("d-", f"d-tiled{days}d-", 1))
+    if out.exists():
+        return out
+    print(f"tiling {base.name} over {days} days…", flush=True)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    files = sorted(base.iterdir())
+    span = len({day_of(f) for f in files})
+    assert span % 2 == 0, "an even number of days keeps each day's file gzipped or not"
+    copies = []
+    for shift in range(0, days, span):
+        # the latest dates first: a date shifted onto a later base date is not shifted again
+        dates = [START + timedelta(days=d) for d in range(span + 1, -1, -1)]
+        script = "".join(
+            f"s/{d:%Y-%m-%d}/{d + timedelta(days=shift):%Y-%m-%d}/g;"
+            f"s/{d:%Y%m%d}/{d + timedelta(days=shift):%Y%m%d}/g;"
+            for d in dates
+        )
+        for f in files:
+            day = date.fromisoformat(day_of(f)) + timedelta(days=shift)
+            if (day - START).days < days:
+                name = f.name.replace(day_of(f), day.isoformat())
+                copies.append((f, partial / name, script))
+    with multiprocessing.Pool(jobs) as pool:
+        pool.starmap(_shifted_copy, copies)
+    partial.rename(out)
+    return out
+
+
+def _shifted_copy(source: Path, target: Path, script: str) -> None:
+    gz = source.name.endswith(".gz")
+    read = f"zcat {shlex.quote(str(source))}" if gz else f"cat {shlex.quote(str(source))}"
+    write = "gzip -1" if gz else "cat"
+    subprocess.run(
+        f"{read} | sed -e {shlex.quote(script)} | {write} > {shlex.quote(str(target))}",
+        shell=True, check=True,
+    )  # fmt: skip
 
 
 def deliver(files: list[Path], landing: Path) -> None:
@@ -117,6 +182,11 @@ def main() -> None:
         "processes at once (0: one stretch, one process)",
     )  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--tile", type=int, default=0,
+        help="generate only this many days (an even number) and repeat them over the history, "
+        "dates shifted (0: generate every day)",
+    )  # fmt: skip
     parser.add_argument("--label", default="", help="added to the size's key in the results")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pipeline.json")
     args = parser.parse_args()
@@ -125,23 +195,27 @@ def main() -> None:
     work, histories = args.work, sorted(args.histories)
     total = histories[-1] + 1
     by = f"-by{args.stretch}" if args.stretch else ""
-    logs = work / f"logs-{total}d-{args.players}p-s{args.seed}{by}"
+    tiled = args.tile and args.tile < total
+    made = args.tile if tiled else total
+    logs = work / f"logs-{made}d-{args.players}p-s{args.seed}{by}"
     if not logs.exists():
-        print(f"generating {total} days for {args.players} players…", flush=True)
+        print(f"generating {made} days for {args.players} players…", flush=True)
         partial = logs.with_name(logs.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        stretch = args.stretch or total
+        stretch = args.stretch or made
         jobs = [
-            (partial, args.players, min(stretch, total - first), args.seed * 1000 + k,
+            (partial, args.players, min(stretch, made - first), args.seed * 1000 + k,
              START + timedelta(days=first))
-            for k, first in enumerate(range(0, total, stretch))
+            for k, first in enumerate(range(0, made, stretch))
         ]  # fmt: skip
         if len(jobs) == 1:
-            generate(partial, players=args.players, days=total, seed=args.seed, start=START)
+            generate(partial, players=args.players, days=made, seed=args.seed, start=START)
         else:
             with multiprocessing.Pool(args.jobs) as pool:
                 pool.starmap(generate, jobs)
         partial.rename(logs)
+    if tiled:
+        logs = tile(logs, total, args.jobs)
     files = sorted(logs.iterdir(), key=lambda p: (day_of(p), p.name))
     days = sorted({day_of(f) for f in files})
 
