@@ -11,18 +11,21 @@ whole CLI process (`python -m flows.cli …`, the site off unless `--site`):
   2. new day: day H + 1 is delivered, `nightly` again;
   3. backfill: `backfill --from M --to N` of the last 12 months of the data (all of them
      when there are fewer).
-Each command's wall time (process start to exit) and peak RSS (its own, `wait4`) are
-reported, with the new day's ratios: on the longest vs the shortest history, and to the
-backfill of the longest history.
+Each command's wall time (process start to exit), CPU time and peak RSS (its own, `wait4`
+through process.py's launcher) are reported, with the new day's ratios: on the longest vs the
+shortest history, and to the backfill of the longest history.
 
     .venv/bin/python bench/bench_pipeline.py --players 300 --histories 90 360
     .venv/bin/python bench/bench_pipeline.py --players 20 --histories 30 60   # a smoke run
-    .venv/bin/python bench/bench_pipeline.py --players 1000 --histories 360 --stretch 30 --jobs 3
+    .venv/bin/python bench/bench_pipeline.py --players 1000 --histories 90 360 \
+        --tile 20 --stretch 2 --jobs 10       # the figures of bench/README.md
 
 `--stretch N` generates the days in stretches of N days, each with its own seed, in `--jobs`
 processes at once (the generator is pure Python: a year for 1,000 players is ~45 CPU
-minutes); the players are the same, each stretch draws its own days. Results go to
-`bench/results/pipeline.json`, one entry per size (and `--label`), the others kept.
+minutes); the players are the same, each stretch draws its own days. `--tile N` generates N
+days only and repeats them over the history, dates shifted: the same players and daily volume.
+Results go to `bench/results/pipeline.json`, one entry per size (and `--label`), the others
+kept; each records its commit and the load.
 """
 
 from __future__ import annotations
@@ -245,6 +248,9 @@ def main() -> None:
         ),
         "new_day_over_12_month_backfill": long["new_day_over_backfill"],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip(),  # fmt: skip
         "goals": "long/short <= 1.5; new day / backfill <= 0.10; peak RSS <= 4 GiB",
     }
     # one file for the bench: each size's entry is replaced, the other sizes' are kept
