@@ -11,31 +11,44 @@ whole CLI process (`python -m flows.cli …`, the site off unless `--site`):
   2. new day: day H + 1 is delivered, `nightly` again;
   3. backfill: `backfill --from M --to N` of the last 12 months of the data (all of them
      when there are fewer).
-Each command's wall time (process start to exit) and peak RSS (its own, `wait4`) are
-reported, with the new day's ratios: on the longest vs the shortest history, and to the
-backfill of the longest history.
+Each command's wall time (process start to exit), CPU time and peak RSS (its own, `wait4`
+through process.py's launcher) are reported, with the new day's ratios: on the longest vs the
+shortest history, and to the backfill of the longest history.
 
     .venv/bin/python bench/bench_pipeline.py --players 300 --histories 90 360
     .venv/bin/python bench/bench_pipeline.py --players 20 --histories 30 60   # a smoke run
+    .venv/bin/python bench/bench_pipeline.py --players 1000 --histories 90 360 \
+        --tile 20 --stretch 2 --jobs 10       # the figures of bench/README.md
+
+`--stretch N` generates the days in stretches of N days, each with its own seed, in `--jobs`
+processes at once (the generator is pure Python: a year for 1,000 players is ~45 CPU
+minutes); the players are the same, each stretch draws its own days. `--tile N` generates N
+days only and repeats them over the history, dates shifted: the same players and daily volume.
+Results go to `bench/results/pipeline.json`, one entry per size (and `--label`), the others
+kept; each records its commit and the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_e2e import start_server  # noqa: E402  (the same running Prefect server)
+from process import command as cli  # noqa: E402
+from process import environment, prepare, stage_times, start_prefect_server, timed  # noqa: E402
 
 START = date(2025, 12, 1)
 
@@ -46,19 +59,80 @@ def day_of(path: Path) -> str:
 
 
 def command(args: list[str], work: Path) -> dict:
-    """One CLI process: wall seconds from start to exit and its own peak RSS (`wait4`)."""
-    env = {**os.environ, "DUPLIRANK_LOG_DIR": str(work / "logs")}
-    job = [sys.executable, "-m", "flows.cli", *args]
-    errors = work / "stderr.txt"
-    with errors.open("wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(job, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        sys.exit(f"{' '.join(args)} failed:\n{errors.read_text()[-3000:]}")
-    return {"s": round(wall, 2), "peak_rss_gib": round(usage.ru_maxrss / 2**20, 3)}
+    """One CLI process, started by a small launcher (process.py: the peak RSS `wait4` gives is
+    the command's own, not this process's): wall seconds from start to exit, its CPU seconds,
+    its peak RSS and the stages its run summary prints."""
+    env = environment(DUPLIRANK_LOG_DIR=str(work / "logs"))
+    done = timed(cli(*args), env=env, logs=work)
+    return {
+        "s": round(done["wall_s"], 2),
+        "cpu_s": round(done["cpu_s"], 2),
+        "peak_rss_gib": round(done["peak_rss_bytes"] / 2**30, 3),
+        "load": round(os.getloadavg()[0], 1),
+        "stages_s": {k: round(v, 2) for k, v in stages(done["stderr"]).items()},
+    }
+
+
+LONG_STAGE = re.compile(r"^  (\S.*?)\s+(?:(\d+):)?(\d+):(\d\d)\s")
+
+
+def stages(stderr: str) -> dict[str, float]:
+    """The run summary's stages (process.stage_times), those of a minute or more (`m:ss`,
+    `h:mm:ss`) included."""
+    found = stage_times(stderr)
+    inside = False
+    for line in stderr.splitlines():
+        if line.startswith("run summary"):
+            inside = True
+        elif inside and (match := LONG_STAGE.match(line + " ")):
+            hours, minutes, seconds = (int(g or 0) for g in match.groups()[1:])
+            found.setdefault(match[1], hours * 3600 + minutes * 60 + seconds)
+        elif not line.startswith("  "):
+            inside = False
+    return found
+
+
+def tile(base: Path, days: int, jobs: int) -> Path:
+    """`days` days of logs made of the days of `base` repeated, each copy's dates (ISO dates
+    and the YYYYMMDD of ids) shifted by its place; a folder beside `base`, made once."""
+    out = base.with_name(base.name.replace("d-", f"d-tiled{days}d-", 1))
+    if out.exists():
+        return out
+    print(f"tiling {base.name} over {days} days…", flush=True)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    files = sorted(base.iterdir())
+    span = len({day_of(f) for f in files})
+    assert span % 2 == 0, "an even number of days keeps each day's file gzipped or not"
+    copies = []
+    for shift in range(0, days, span):
+        # the latest dates first: a date shifted onto a later base date is not shifted again
+        dates = [START + timedelta(days=d) for d in range(span + 1, -1, -1)]
+        script = "".join(
+            f"s/{d:%Y-%m-%d}/{d + timedelta(days=shift):%Y-%m-%d}/g;"
+            f"s/{d:%Y%m%d}/{d + timedelta(days=shift):%Y%m%d}/g;"
+            for d in dates
+        )
+        for f in files:
+            day = date.fromisoformat(day_of(f)) + timedelta(days=shift)
+            if (day - START).days < days:
+                name = f.name.replace(day_of(f), day.isoformat())
+                copies.append((f, partial / name, script))
+    with multiprocessing.Pool(jobs) as pool:
+        pool.starmap(_shifted_copy, copies)
+    partial.rename(out)
+    return out
+
+
+def _shifted_copy(source: Path, target: Path, script: str) -> None:
+    gz = source.name.endswith(".gz")
+    read = f"zcat {shlex.quote(str(source))}" if gz else f"cat {shlex.quote(str(source))}"
+    write = "gzip -1" if gz else "cat"
+    subprocess.run(
+        f"{read} | sed -e {shlex.quote(script)} | {write} > {shlex.quote(str(target))}",
+        shell=True, check=True,
+    )  # fmt: skip
 
 
 def deliver(files: list[Path], landing: Path) -> None:
@@ -77,7 +151,7 @@ def one_history(files: list[Path], days: list[str], history: int, work: Path, si
     landing.mkdir(parents=True)
     old, new_day = set(days[:history]), days[history]
     base = ["--warehouse", str(warehouse)]
-    nightly = ["nightly", *base, "--landing", str(landing), "--no-show", "-q"]
+    nightly = ["nightly", *base, "--landing", str(landing), "--no-show"]
     if not site:
         os.environ["DUPLIRANK_SITE__ENABLED"] = "false"
     deliver([f for f in files if day_of(f) in old], landing)
@@ -85,7 +159,7 @@ def one_history(files: list[Path], days: list[str], history: int, work: Path, si
     deliver([f for f in files if day_of(f) == new_day], landing)
     new = command(nightly, work)
     months = sorted({d[:7] for d in days[: history + 1]})[-12:]
-    backfill = command(["backfill", *base, "--from", months[0], "--to", months[-1], "-q"], work)
+    backfill = command(["backfill", *base, "--from", months[0], "--to", months[-1]], work)
     shutil.rmtree(root, ignore_errors=True)
     return {
         "history_days": history,
@@ -105,19 +179,52 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--site", action="store_true", help="rebuild the results site too")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "pipeline")
+    parser.add_argument(
+        "--stretch", type=int, default=0,
+        help="generate the days in stretches of this many days, each its own seed, in --jobs "
+        "processes at once (0: one stretch, one process)",
+    )  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--tile", type=int, default=0,
+        help="generate only this many days (an even number) and repeat them over the history, "
+        "dates shifted (0: generate every day)",
+    )  # fmt: skip
+    parser.add_argument("--label", default="", help="added to the size's key in the results")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pipeline.json")
     args = parser.parse_args()
     from flows.tools.synthetic import generate
 
     work, histories = args.work, sorted(args.histories)
     total = histories[-1] + 1
-    logs = work / f"logs-{total}d-{args.players}p-s{args.seed}"
+    by = f"-by{args.stretch}" if args.stretch else ""
+    tiled = args.tile and args.tile < total
+    made = args.tile if tiled else total
+    logs = work / f"logs-{made}d-{args.players}p-s{args.seed}{by}"
     if not logs.exists():
-        print(f"generating {total} days for {args.players} players…", flush=True)
-        generate(logs, players=args.players, days=total, seed=args.seed, start=START)
+        print(f"generating {made} days for {args.players} players…", flush=True)
+        partial = logs.with_name(logs.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        stretch = args.stretch or made
+        jobs = [
+            (partial, args.players, min(stretch, made - first), args.seed * 1000 + k,
+             START + timedelta(days=first))
+            for k, first in enumerate(range(0, made, stretch))
+        ]  # fmt: skip
+        if len(jobs) == 1:
+            generate(partial, players=args.players, days=made, seed=args.seed, start=START)
+        else:
+            with multiprocessing.Pool(args.jobs) as pool:
+                pool.starmap(generate, jobs)
+        partial.rename(logs)
+    if tiled:
+        logs = tile(logs, total, args.jobs)
     files = sorted(logs.iterdir(), key=lambda p: (day_of(p), p.name))
     days = sorted({day_of(f) for f in files})
 
-    server, server_s = start_server(work)
+    load_before = os.getloadavg()[0]
+    prepare()
+    server, server_s = start_prefect_server(work)
     try:
         warm = work / "warm"
         shutil.rmtree(warm, ignore_errors=True)
@@ -133,19 +240,26 @@ def main() -> None:
     result = {
         "players": args.players,
         "site": args.site,
-        "load": os.getloadavg()[0],
+        "load": [round(load_before, 1), round(os.getloadavg()[0], 1)],  # at start, at end
         "prefect_server_start_s": round(server_s, 2),
         "runs": runs,
         "new_day_long_over_short": round(
             long["new_day_nightly"]["s"] / short["new_day_nightly"]["s"], 3
         ),
         "new_day_over_12_month_backfill": long["new_day_over_backfill"],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip(),  # fmt: skip
         "goals": "long/short <= 1.5; new day / backfill <= 0.10; peak RSS <= 4 GiB",
     }
-    name = f"pipeline_{args.players}p_{'_'.join(map(str, histories))}d"
-    out = ROOT / "bench" / "results" / f"{name}.json"
+    # one file for the bench: each size's entry is replaced, the other sizes' are kept
+    out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    sizes = json.loads(out.read_text()).get("sizes", {}) if out.exists() else {}
+    sizes[f"{args.players}p_{'_'.join(map(str, histories))}d{args.label}"] = result
+    whole = {"goals": result.pop("goals"), "sizes": dict(sorted(sizes.items()))}
+    out.write_text(json.dumps(whole, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
 

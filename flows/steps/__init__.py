@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flows.steps import bridge, face_a_face, simultane
-from flows.steps.context import COMPETITIONS, StepContext
+from flows.steps.budget import budgeted, whole
+from flows.steps.context import COMPETITIONS, StepContext, partition_rows
 from flows.storage.operations import Operation
 
 
@@ -32,15 +33,27 @@ class Steps:
     sharded: Sharded | None = None  # the same history, cut into shards of players
 
 
+def _steps(competition: str, month, history=None, sharded: Sharded | None = None) -> Steps:
+    """A competition's steps, each run within the process's memory budget (budget.py): a
+    partition weighs its bronze rows, a history (or a shard of one) the whole budget."""
+    return Steps(
+        budgeted(month, lambda ctx, part: partition_rows(ctx, competition, part)),
+        budgeted(history, whole) if history else None,
+        sharded and Sharded(sharded.plan, budgeted(sharded.shard, whole),
+                            budgeted(sharded.finish, whole)),
+    )  # fmt: skip
+
+
 STEPS: dict[str, Steps] = {
-    "simultane": Steps(
+    "simultane": _steps(
+        "simultane",
         simultane.month_step,
         simultane.history_step,
         Sharded(simultane.history_plan, simultane.history_shard, simultane.history_finish),
     ),
     # Elo runs over every match in order of end: one sequential task
-    "face_a_face": Steps(face_a_face.month_step, face_a_face.history_step),
-    "bridge": Steps(bridge.month_step, None),
+    "face_a_face": _steps("face_a_face", face_a_face.month_step, face_a_face.history_step),
+    "bridge": _steps("bridge", bridge.month_step),
 }
 
 

@@ -76,6 +76,14 @@ class StepContext:
         return resolved(self.bronze(record_type, partitions), record_type)
 
 
+def partition_rows(ctx: StepContext, competition: str, part: str) -> int:
+    """The bronze rows of one partition of a competition, as stored (from the files' footers)."""
+    return sum(
+        ctx.bronze(record_type, [part]).select(pl.len()).collect().item()
+        for record_type in COMPETITIONS[competition]
+    )
+
+
 def rescored_partitions(ctx: StepContext, table: str) -> list[str]:
     """The partitions of a table this run has rescored so far (staged in `ctx.pending`)."""
     return sorted(
