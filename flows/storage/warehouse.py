@@ -50,6 +50,9 @@ MANIFEST = "manifest.json"
 PUBLISHED = "published"  # marker written once a publication has been the current one
 DATABASE = "duplirank.duckdb"
 RECOVER_HINT = "run `duplirank recover` to restore the last valid publication"
+# told (warehouse URL, run id) when a run takes the lock: the supervising process
+# (flows/supervise.py) cleans up after a run whose process died of a signal
+RUN_STARTED: list = []
 
 
 def new_run_id() -> str:
@@ -248,6 +251,8 @@ class Warehouse:
         is deleted."""
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
+            for tell in RUN_STARTED:
+                tell(self.store.url, run_id)
             tx = Transaction(self, run_id, hooks=hooks, command=command)
             try:
                 yield tx
@@ -269,11 +274,25 @@ class Warehouse:
                 raise
             finally:
                 tx.discard_staging()
-                if self.store.kind == "local":
-                    # every step's staging folder of this run (we hold the lock: nothing else
-                    # stages here), also after a failure (a full disk must not stay full);
-                    # on object storage staging folders are local temporary ones
-                    self.store.delete_tree(STAGING)
+                self._discard_staging()
+
+    def _discard_staging(self) -> None:
+        if self.store.kind == "local":
+            # every step's staging folder (the caller holds the lock: nothing else stages
+            # here), also after a failure (a full disk must not stay full); on object
+            # storage staging folders are local temporary ones
+            self.store.delete_tree(STAGING)
+
+    def give_back_dead_runs(self, run_ids: list[str], lock_wait_s: float) -> None:
+        """What the runs `run_ids` of a process that died of a signal (aborted, killed) did
+        not clean up: the files they wrote and did not publish, and the staging folders, as
+        `run` does after a failure. Called by the process that watched it, once it is gone."""
+        if self.root is not None and not self.root.is_dir():
+            return  # it died before creating the warehouse: nothing was staged
+        with self.store.lock(lock_wait_s):
+            for run_id in run_ids:
+                self._take_back(run_id)
+            self._discard_staging()
 
     def repair_served(self) -> str | None:
         """Rebuild the current publication's views database if it does not serve the manifest
@@ -493,10 +512,14 @@ class Transaction:
 
     def _hook(self, name: str) -> None:
         """Fault injection for the crash tests: `_DUPLIRANK_CRASH_AT=<point>` kills the process
-        there (SIGKILL), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
+        there (SIGKILL), `_DUPLIRANK_ABORT_AT=<point>` aborts it (SIGABRT, as an allocation
+        that fails in native code does), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also
+        pass callables."""
         if os.environ.get("_DUPLIRANK_CRASH_AT") == name:
             os.kill(os.getpid(), 9)
             time.sleep(10)
+        if os.environ.get("_DUPLIRANK_ABORT_AT") == name:
+            os.abort()
         if os.environ.get("_DUPLIRANK_FAIL_AT") == name:
             raise RuntimeError(f"injected failure {name}")
         hook = self.hooks.get(name)
