@@ -976,12 +976,18 @@ def _discard_stdout() -> None:
 def _give_back(args, runs: list[tuple[str, str]]) -> str:
     """After the supervised child of a command died of a signal: the files its runs staged are
     removed (`Warehouse.give_back_dead_runs`); returns which publication is current."""
+    from flows.storage.retention import RetentionPolicy
     from flows.storage.warehouse import Warehouse
 
     settings = _settings(args)
     wh = Warehouse(settings.warehouse, settings.storage)
     ids = [run_id for url, run_id in runs if url == wh.store.url]
-    wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0))
+    # the settings' retention, as `runs.retention_policy` gives it (without Polars' imports:
+    # memory may have run out)
+    policy = RetentionPolicy(
+        settings.retention_days, settings.retention.keep_official, settings.timezone
+    )
+    wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0), policy)
     pointer = wh.store.read_pointer() if wh.store.exists() else None
     state = "the warehouse has no publication" if pointer is None else (
         f"publication {wh.version()} is current")  # fmt: skip
@@ -990,6 +996,20 @@ def _give_back(args, runs: list[tuple[str, str]]) -> str:
     if pointer is not None and any(pointer.endswith(f"-{run_id}") for run_id in ids):
         return f"its publication {wh.version()} was published before it stopped and is current"
     return f"nothing was published, {state}; the files it staged are removed"
+
+
+def _served(args) -> str:
+    """After a run failed on a resource: what the warehouse serves (a failed run removed what it
+    staged before the error reached here)."""
+    try:
+        from flows.storage.warehouse import Warehouse
+
+        settings = _settings(args)
+        version = Warehouse(settings.warehouse, settings.storage).version()
+    except Exception:  # noqa: BLE001 - the failure is the one to report
+        return "the files it staged are removed"
+    served = f"publication {version} is current" if version else "the warehouse has no publication"
+    return f"the files it staged are removed, {served}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1041,15 +1061,21 @@ def main(argv: list[str] | None = None) -> int:
         note = " (a run is published whole or not at all)" if args.command in RUNS else ""
         _error(f"{prefix}: {word}{note}" + (f" (log: {log})" if log else ""))
         return 130 if isinstance(stop, KeyboardInterrupt) else 143
-    except Exception as err:
+    except BaseException as err:
+        from flows.ingest.faults import is_panic, resource_reason
+
         log = runlog.current()
-        if log is None:
+        if log is None or not (isinstance(err, Exception) or is_panic(err)):
             raise  # not a run: a programming error keeps its traceback
         runlog.logger.error("%s failed", prefix, exc_info=err)
         from flows import progress
 
         stage = progress.failed_stage()
         where = f" in {stage}" if stage else ""
+        reason = resource_reason(err)
+        if reason is not None:  # memory, disk, … ran out (a Rust panic included): one line
+            _error(f"{prefix}: stopped{where}: {reason}; {_served(args)} (full log: {log})")
+            return 2
         _error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
         return 1
     finally:

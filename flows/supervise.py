@@ -15,8 +15,9 @@ imported. The child runs the command as before. This process only waits for it:
   the child. A SIGINT, SIGTERM or SIGHUP sent by another process is passed on to the child.
   When a whole group is signalled the child receives the signal twice, so the child ignores
   a repeat that arrives within `REPEAT_S` of the first.
-- If the child dies of SIGABRT, SIGKILL, SIGSEGV or SIGBUS, this process removes what the dead
-  run staged. It uses the warehouse's own clean-up of a failed run
+- If the child dies of SIGABRT, SIGKILL, SIGSEGV or SIGBUS, or the C library ends it with
+  exit code 127 (it could not allocate a new thread's memory), this process removes what the
+  dead run staged. It uses the warehouse's own clean-up of a failed run
   (`Warehouse.give_back_dead_run`), which is given the run ids the child reported when its
   runs took the lock. It then prints one line saying what happened and which publication is
   current, and exits with code 2. If the child dies of any other signal, the same clean-up
@@ -50,6 +51,11 @@ DEATHS = {
     "full disk, a file cut short)",
 }
 
+# the exit code of the dynamic loader's fatal errors (`_dl_fatal_printf`), never the CLI's own:
+# "cannot allocate memory for thread-local data: ABORT" when a thread is started without memory
+LOADER_EXIT = 127
+LOADER = "was stopped by the C library (exit code 127): most often a new thread's memory ran out"
+
 _records: int | None = None  # in the child: where it reports the runs it starts
 
 
@@ -59,7 +65,7 @@ def supervise(command: str, clean_up: Callable[[list[tuple[str, str]]], str]) ->
 
     `clean_up(runs)` removes what the dead child's runs staged and returns the state of the
     warehouse in a few words. `runs` is a list of (warehouse URL, run id). It runs only after
-    the child died of a signal."""
+    the child died of a signal or of the loader's exit code 127."""
     global _records
     parent = os.getpid()
     read, write = os.pipe()
@@ -75,10 +81,10 @@ def supervise(command: str, clean_up: Callable[[list[tuple[str, str]]], str]) ->
         return None
     os.close(write)
     status = _wait(pid)  # the signals stay blocked: this process only exits from now on
-    if os.WIFEXITED(status):
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) != LOADER_EXIT:
         os.close(read)
         return os.WEXITSTATUS(status)
-    died = os.WTERMSIG(status)
+    died = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     records = _read_records(read)
     runs = [tuple(fields) for kind, *fields in records if kind == "run" and len(fields) == 2]
     logs = [fields[0] for kind, *fields in records if kind == "log" and fields]
@@ -86,7 +92,7 @@ def supervise(command: str, clean_up: Callable[[list[tuple[str, str]]], str]) ->
         state = clean_up(runs)
     except Exception as err:  # noqa: BLE001 - say what is left; the next run removes it
         state = f"what it staged is left ({type(err).__name__}: {err}); the next run removes it"
-    if died not in DEATHS:
+    if died is not None and died not in DEATHS:
         signal.signal(died, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {died})
         os.kill(os.getpid(), died)  # the same death for whoever waits for this process
@@ -94,8 +100,8 @@ def supervise(command: str, clean_up: Callable[[list[tuple[str, str]]], str]) ->
     if sys.stderr is not None:
         start = "\r\x1b[K\x1b[?25h" if sys.stderr.isatty() else ""  # under a progress bar
         log = f" (log: {logs[-1]})" if logs else ""
-        print(f"{start}duplirank {command}: the run {DEATHS[died]}; {state}{log}",
-              file=sys.stderr)  # fmt: skip
+        what = LOADER if died is None else DEATHS[died]
+        print(f"{start}duplirank {command}: the run {what}; {state}{log}", file=sys.stderr)
     return 2
 
 

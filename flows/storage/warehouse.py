@@ -283,15 +283,22 @@ class Warehouse:
             # storage staging folders are local temporary ones
             self.store.delete_tree(STAGING)
 
-    def give_back_dead_runs(self, run_ids: list[str], lock_wait_s: float) -> None:
+    def give_back_dead_runs(self, run_ids: list[str], lock_wait_s: float, retention=None) -> None:
         """What the runs `run_ids` of a process that died of a signal (aborted, killed) did
-        not clean up: the files they wrote and did not publish, and the staging folders, as
-        `run` does after a failure. Called by the process that watched it, once it is gone."""
+        not clean up, as `run` does after a failure: the files they wrote and did not publish,
+        and the staging folders. A run that died after its swap gets the garbage collection it
+        would have run (`retention`: a `RetentionPolicy`). Called by the process that watched
+        it, once it is gone."""
         if self.root is not None and not self.root.is_dir():
             return  # it died before creating the warehouse: nothing was staged
         with self.store.lock(lock_wait_s):
             for run_id in run_ids:
                 self._take_back(run_id)
+            current = self.store.read_pointer() or ""
+            if any(current.endswith(f"-{run_id}") for run_id in run_ids):
+                from flows.storage.retention import RetentionPolicy, collect_garbage
+
+                collect_garbage(self, retention or RetentionPolicy())
             self._discard_staging()
 
     def repair_served(self) -> str | None:
