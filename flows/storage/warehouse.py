@@ -13,8 +13,8 @@ On object storage (`s3://bucket/prefix`, flows/storage/s3.py) the pointer is the
 convenience links (readers follow `current.json`).
 
 How a run publishes (`Warehouse.run`): it takes the lock, stages data files under new names
-(its `Transaction`), and at the end writes publication N+1 — the manifest with the checksum of
-every file, then the views database, built and checked (every view answers) — and swaps the
+(its `Transaction`), and at the end writes publication N+1 — the views database, built and
+checked, then the manifest with the checksum of every file and of the database — and swaps the
 pointer in one rename. Readers (the `sql` command, analysts' DuckDB, the pipeline) follow the
 pointer, so they see publication N or N+1 whole, never parts of both. A crash before the swap
 leaves publication N as it was; the next run redoes the work (landing files not in the
@@ -151,6 +151,13 @@ class Warehouse:
             return mf.parse(data, where)
         except ManifestError as err:
             raise UserError(f"{err}; " + RECOVER_HINT) from None
+
+    def refresh_manifest(self, folder: str, manifest: dict) -> dict:
+        """`manifest`, the manifest of `folder` as just rewritten (its views database rebuilt,
+        `served.record_database`), replaces the one read before."""
+        if self._cache is not None and self._cache[0] == folder:
+            self._cache = (folder, manifest)
+        return manifest
 
     def version(self) -> int:
         return self.manifest()["version"]
@@ -477,7 +484,8 @@ class Transaction:
 
     # ------------------------------------------------------------------ publishing
     def commit(self) -> dict:
-        """Publish: write publication N+1 (manifest, then views, checked), swap the pointer."""
+        """Publish: write publication N+1 (its views database, built and checked, then the
+        manifest naming every file and the database with their checksums), swap the pointer."""
         from flows.storage.views import build_database
 
         wh, store = self.wh, self.wh.store
@@ -497,10 +505,12 @@ class Transaction:
             changed=mf.changed_partitions(published, manifest),
         )
         folder = f"{PUBLICATIONS}/{manifest['version']:08d}-{self.run_id}"
+        for served in ("database", "site"):  # the parent's views database and site
+            manifest.pop(served, None)
+        self._hook("before_views")
+        manifest["database"] = build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_manifest")
         store.write_bytes(f"{folder}/{MANIFEST}", mf.dumps(manifest))
-        self._hook("before_views")
-        build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_swap")
         if (
             self.base
