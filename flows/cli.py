@@ -26,6 +26,8 @@ from flows.errors import UserError
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 RUNS = ("ingest", "nightly", "backfill")
+# commands that write the warehouse: run in a child process watched by this one (supervise.py)
+SUPERVISED = (*RUNS, "repair", "recover", "relink", "gc")
 NO_PROGRESS = ("sql",)  # prints rows only: its errors need no progress reporter (nor rich)
 GENERATE_START = date(2026, 11, 1)
 
@@ -174,6 +176,8 @@ def _start_run(command: str, settings, prefect: bool) -> Path:
     except OSError as err:
         raise UserError(f"cannot write the run log in {settings.log_dir}: {err}") from None
     runlog.logger.info("duplirank %s", " ".join(_ARGV))
+    if "flows.supervise" in sys.modules:
+        sys.modules["flows.supervise"].record_log(path)
     if prefect:  # the temporary server, if any, starts while the run loads its libraries
         from flows.prefect_server import launch_ahead
 
@@ -969,6 +973,45 @@ def _discard_stdout() -> None:
     os.close(devnull)
 
 
+def _give_back(args, runs: list[tuple[str, str]]) -> str:
+    """After the supervised child of a command died of a signal: the files its runs staged are
+    removed (`Warehouse.give_back_dead_runs`); returns which publication is current."""
+    from flows.storage.retention import RetentionPolicy
+    from flows.storage.warehouse import Warehouse
+
+    settings = _settings(args)
+    wh = Warehouse(settings.warehouse, settings.storage)
+    ids = [run_id for url, run_id in runs if url == wh.store.url]
+    # the settings' retention, as `runs.retention_policy` gives it (without Polars' imports:
+    # memory may have run out)
+    policy = RetentionPolicy(
+        settings.retention_days, settings.retention.keep_official, settings.timezone
+    )
+    wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0), policy)
+    pointer = wh.store.read_pointer() if wh.store.exists() else None
+    state = "the warehouse has no publication" if pointer is None else (
+        f"publication {wh.version()} is current")  # fmt: skip
+    if not ids:  # it had not started a run (or the command runs none)
+        return state
+    if pointer is not None and any(pointer.endswith(f"-{run_id}") for run_id in ids):
+        return f"its publication {wh.version()} was published before it stopped and is current"
+    return f"nothing was published, {state}; the files it staged are removed"
+
+
+def _served(args) -> str:
+    """After a run failed on a resource: what the warehouse serves (a failed run removed what it
+    staged before the error reached here)."""
+    try:
+        from flows.storage.warehouse import Warehouse
+
+        settings = _settings(args)
+        version = Warehouse(settings.warehouse, settings.storage).version()
+    except Exception:  # noqa: BLE001 - the failure is the one to report
+        return "the files it staged are removed"
+    served = f"publication {version} is current" if version else "the warehouse has no publication"
+    return f"the files it staged are removed, {served}"
+
+
 def main(argv: list[str] | None = None) -> int:
     _ARGV[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     args = build_parser().parse_args(_ARGV)
@@ -977,6 +1020,15 @@ def main(argv: list[str] | None = None) -> int:
     args.sandbox = argv is None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+    if args.sandbox and args.command in SUPERVISED:  # before Polars, DuckDB, Prefect load
+        from flows import supervise
+
+        code = supervise.supervise(args.command, lambda runs: _give_back(args, runs))
+        if code is not None:
+            return code  # this process watched the command's child; the child goes on
+        from flows.storage import warehouse
+
+        warehouse.RUN_STARTED.append(supervise.record_run)
     quiet = getattr(args, "quiet", False)
     if args.command not in NO_PROGRESS:
         from flows import progress
@@ -1009,15 +1061,21 @@ def main(argv: list[str] | None = None) -> int:
         note = " (a run is published whole or not at all)" if args.command in RUNS else ""
         _error(f"{prefix}: {word}{note}" + (f" (log: {log})" if log else ""))
         return 130 if isinstance(stop, KeyboardInterrupt) else 143
-    except Exception as err:
+    except BaseException as err:
+        from flows.ingest.faults import is_panic, resource_reason
+
         log = runlog.current()
-        if log is None:
+        if log is None or not (isinstance(err, Exception) or is_panic(err)):
             raise  # not a run: a programming error keeps its traceback
         runlog.logger.error("%s failed", prefix, exc_info=err)
         from flows import progress
 
         stage = progress.failed_stage()
         where = f" in {stage}" if stage else ""
+        reason = resource_reason(err)
+        if reason is not None:  # memory, disk, … ran out (a Rust panic included): one line
+            _error(f"{prefix}: stopped{where}: {reason}; {_served(args)} (full log: {log})")
+            return 2
         _error(f"{prefix}: failed{where}: {_first_line(err)} (full log: {log})")
         return 1
     finally:

@@ -317,14 +317,11 @@ def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
         progress.note(summary.site)
 
 
-SITE_MARK = "site.sha256"  # in a publication folder: the fingerprint of the site built from it
-
-
 def site_problem(wh: Warehouse, settings: Settings) -> str | None:
     """What is wrong with the results site as served (None: it is the current publication's,
     unchanged since built, with no staging folder left beside it, or there is no site). A
     cheap check: the
-    fingerprint recorded in the publication folder against the site's page index, which holds
+    fingerprint recorded in the publication's manifest against the site's page index, which holds
     the digest of every page."""
     from flows.tools.site.build import PAGE_INDEX
 
@@ -339,9 +336,8 @@ def site_problem(wh: Warehouse, settings: Settings) -> str | None:
         index = wh.store.read_bytes(f"site/{PAGE_INDEX}")
     except FileNotFoundError:
         return None  # no site is served (never built: the setting was off)
-    try:
-        recorded = wh.store.read_bytes(f"{pointer}/{SITE_MARK}").decode().strip()
-    except FileNotFoundError:
+    recorded = wh.manifest().get("site")  # the fingerprint of the site built from it
+    if recorded is None:
         return "not built from the current publication"
     if hashlib.sha256(index).hexdigest() != recorded:
         return "changed since it was built"
@@ -394,8 +390,10 @@ def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
             f"{deleted} deleted, the others unchanged) in {report.seconds:.1f} s"
         )
     if pointer is not None:  # the site now served is this publication's
+        from flows.storage.served import record_site
+
         digest = hashlib.sha256((report.out / PAGE_INDEX).read_bytes()).hexdigest()
-        wh.store.write_bytes(f"{pointer}/{SITE_MARK}", digest.encode())
+        record_site(wh, pointer, digest)
     return text
 
 

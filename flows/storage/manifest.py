@@ -4,7 +4,15 @@
      "command": "nightly", "changed": {table: [partition key, …]},
      "dirty": {competition: [partition month, …]},
      "tables": {table: {"layer": "silver", "partitions": {key: [{"path", "sha256", "bytes"}]}}},
+     "database": {"sha256", "bytes"}, "site": sha256 of the site's page index,
      "checksum": sha256 of the canonical JSON of everything else}
+
+`database` is the views database served with the publication (`duplirank.duckdb` in its
+folder), `site` the fingerprint of the results site built from it (flows/storage/served.py).
+The database is built before the manifest is written; the site after the publication is
+current. The manifest is rewritten with the new entry when either is (re)built (`relink` for a
+warehouse's new place, `recover` and the runs for a damaged one); nothing else in a manifest
+ever changes.
 
 A manifest is trusted only after `parse` has checked its checksum, its shape and every path
 (relative, inside a data layer, nothing like `..`): nothing is read or deleted on the word of a
@@ -61,6 +69,11 @@ class FileEntry(_Strict):
     bytes: int = Field(ge=0)
 
 
+class ServedFile(_Strict):
+    sha256: Sha
+    bytes: int = Field(ge=0)
+
+
 class TableEntry(_Strict):
     layer: Literal["bronze", "silver", "gold", "quarantine", "meta"]
     partitions: dict[str, list[FileEntry]]
@@ -76,6 +89,8 @@ class Manifest(_Strict):
     changed: dict[str, list[str]] = {}  # partitions whose files differ from its parent's
     dirty: dict[str, list[str]] = {}
     tables: dict[str, TableEntry] = {}
+    database: ServedFile | None = None  # the views database (older publications: none)
+    site: Sha | None = None  # the results site built from it (none yet, or no site)
     checksum: Sha
 
 

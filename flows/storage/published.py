@@ -114,6 +114,13 @@ class Published:
             ) from None
         return pointer
 
+    def refresh_manifest(self, folder: str, manifest: dict) -> dict:
+        """`manifest`, the manifest of `folder` as just rewritten (its views database rebuilt,
+        `served.record_database`), replaces the one read before."""
+        if self._cache is not None and self._cache[0] == folder:
+            self._cache = (folder, manifest)
+        return manifest
+
     def manifest(self, pending: Iterable[Operation] | None = None) -> dict:
         """The current (validated) manifest, with the `pending` operations of a run applied."""
         pointer = self.publication()

@@ -1,4 +1,5 @@
-"""What a publication serves besides its data files: its views database, checked by content.
+"""What a publication serves besides its data files: its views database, checked by content,
+and the results site built from it, both recorded in its manifest.
 
 A views database is derived from its manifest and from where the warehouse is: its views must
 be exactly the views the manifest publishes, naming this warehouse's files, and its
@@ -6,20 +7,25 @@ be exactly the views the manifest publishes, naming this warehouse's files, and 
 (DuckDB's parser compares each view's query with the expected one, whatever its spelling), not
 by its bytes alone: a view an analyst's read-write DuckDB replaced, a truncated file, a
 database built for another folder are all found, and a database rebuilt for a moved warehouse
-(`relink`) is as valid as the first. The sha256 recorded beside the database when it is built
-is the quick check (`duplirank sql` trusts a database only when its bytes match it); the
-manifest cannot hold it, being written before the database and never rewritten when `relink`
-rebuilds the database for another place. `verify` reports a problem, `recover`, `relink`
-and every run (also one with nothing new to publish) rebuild the database in its place.
+(`relink`) is as valid as the first. The sha256 and size of its bytes are in the manifest
+(`database`) and are the quick check (`duplirank sql` trusts a database only when its bytes
+match them). A run builds the database before it writes the manifest, then swaps the pointer.
+Whatever rebuilds a database later rewrites the manifest with the new entry
+(`record_database`), and the build of the results site records its fingerprint there
+(`record_site`, after the publication is current): these entries are the only parts of a
+manifest that ever change. `verify` reports a problem; `recover`, `relink` and every run (also
+one with nothing new to publish) rebuild the database in its place.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import duckdb
 
+from flows.errors import UserError
 from flows.storage import manifest as mf
 from flows.storage.manifest import ManifestError
 from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
@@ -35,8 +41,8 @@ def database_problem(wh: Published, folder: str, manifest: dict) -> str | None:
     path = f"{folder}/{DATABASE}"
     if not wh.store.has(path):
         return "missing"
-    if database_intact(wh, folder, wh.store.fetch(path)) is False:
-        return "damaged (its bytes differ from the checksum recorded beside it)"
+    if database_intact(wh, folder, wh.store.fetch(path), manifest) is False:
+        return "damaged (its bytes differ from the checksum in the manifest)"
     try:
         con = duckdb.connect(str(wh.store.fetch(path)), read_only=True)
     except duckdb.Error:
@@ -80,19 +86,48 @@ def database_problem(wh: Published, folder: str, manifest: dict) -> str | None:
     return None
 
 
-def database_intact(wh: Published, folder: str, local) -> bool | None:
-    """Whether the views database of `folder`, fetched at `local`, has the bytes recorded
-    beside it when it was built (None: no checksum recorded, an older publication)."""
-    from flows.storage.views import CHECKSUM, file_sha256
+def database_intact(wh: Published, folder: str, local, manifest: dict | None = None) -> bool | None:
+    """Whether the views database of `folder`, fetched at `local`, has the bytes its manifest
+    records (`manifest`: that of `folder`, read if not given; None: no checksum recorded,
+    a publication of an older duplirank)."""
+    from flows.storage.views import file_sha256
 
-    try:
-        recorded = wh.store.read_bytes(f"{folder}/{DATABASE}{CHECKSUM}").decode().strip()
-    except FileNotFoundError:
+    if manifest is None:
+        try:
+            manifest = wh.manifest() if wh.publication() == folder else _read(wh, folder)
+        except (ManifestError, FileNotFoundError, UserError):
+            return False
+    recorded = manifest.get("database")
+    if recorded is None:
         return None
     try:
-        return file_sha256(local) == recorded
+        same_size = os.path.getsize(local) == recorded["bytes"]
+        return same_size and file_sha256(local) == recorded["sha256"]
     except OSError:
         return False
+
+
+def _read(wh: Published, folder: str) -> dict:
+    return mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder)
+
+
+def record_database(wh: Published, folder: str, manifest: dict, entry: dict) -> dict:
+    """Rewrite the manifest of `folder` with `entry`, its views database as now built; returns
+    the new manifest. The caller holds the lock."""
+    return _rewrite(wh, folder, manifest, database=entry)
+
+
+def record_site(wh: Published, folder: str, fingerprint: str) -> dict:
+    """Rewrite the manifest of `folder` with the fingerprint of the results site just built
+    from it (the sha256 of its page index); returns the new manifest. The caller holds the
+    lock."""
+    return _rewrite(wh, folder, wh.at(folder).manifest(), site=fingerprint)
+
+
+def _rewrite(wh: Published, folder: str, manifest: dict, **served) -> dict:
+    data = mf.dumps({**manifest, **served})
+    wh.store.write_bytes(f"{folder}/{MANIFEST}", data)
+    return wh.refresh_manifest(folder, mf.parse(data, folder))
 
 
 def _tree(con: duckdb.DuckDBPyConnection, query: str):
@@ -113,12 +148,18 @@ def _tree(con: duckdb.DuckDBPyConnection, query: str):
 def repair_database(wh: Published, folder: str, manifest: dict) -> str | None:
     """Rebuild the views database of `folder` if it does not serve `manifest` from here;
     returns the problem it repaired (None: nothing to do). The caller holds the lock."""
-    from flows.storage.views import build_database
+    from flows.storage.views import build_database, file_sha256
 
+    path = f"{folder}/{DATABASE}"
     problem = database_problem(wh, folder, manifest)
     if problem is not None:
-        build_database(wh, manifest, f"{folder}/{DATABASE}")
-        wh.store.forget_fetched(f"{folder}/{DATABASE}")
+        entry = build_database(wh, manifest, path)
+        wh.store.forget_fetched(path)
+        record_database(wh, folder, manifest, entry)
+    elif manifest.get("database") is None:  # an older publication: its checked bytes recorded
+        local = wh.store.fetch(path)
+        entry = {"sha256": file_sha256(local), "bytes": os.path.getsize(local)}
+        record_database(wh, folder, manifest, entry)
     return problem
 
 
@@ -145,7 +186,7 @@ def relink(wh: Published) -> list[tuple[str, str]]:
         if folder != current and not wh.store.has(f"{folder}/{PUBLISHED}"):
             continue  # never published
         try:
-            manifest = mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder)
+            manifest = _read(wh, folder)
         except (ManifestError, FileNotFoundError):
             continue
         problem = repair_database(wh, folder, manifest)

@@ -12,8 +12,8 @@ through `file_search_path`. Every view
 and column carries the comment of the catalog (`sql/catalog.toml`); a public table with no
 file yet is an empty view with the catalog's columns, so queries never fail on a fresh
 warehouse. The database is built into a local temporary file, every view is queried once,
-and only then is it moved (uploaded) into the publication folder, with the sha256 of its
-bytes beside it (`duplirank.duckdb.sha256`: what `duplirank sql` checks before trusting it).
+and only then is it moved (uploaded) into the publication folder; the sha256 and size of its
+bytes go into the publication's manifest (`database`: what `duplirank sql` and `verify` check).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import duckdb
 from flows.errors import UserError
 from flows.storage import catalog
 from flows.storage import manifest as mf
-
-CHECKSUM = ".sha256"  # beside a views database: the sha256 of its bytes as built
 
 
 def file_sha256(path) -> str:
@@ -50,8 +48,9 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def build_database(wh, manifest: dict, target: str) -> None:
-    """Write the views database of `manifest` at `target` (a path inside the warehouse)."""
+def build_database(wh, manifest: dict, target: str) -> dict:
+    """Write the views database of `manifest` at `target` (a path inside the warehouse);
+    returns its manifest entry (`{"sha256", "bytes"}` of the bytes written)."""
     store = wh.store
     stage = store.staging()
     tmp = stage / f".{target.rsplit('/', 1)[-1]}.{os.getpid()}.tmp"
@@ -71,9 +70,9 @@ def build_database(wh, manifest: dict, target: str) -> None:
         finally:
             con.close()
         check_database(tmp, store)
-        digest = file_sha256(tmp)
+        entry = {"sha256": file_sha256(tmp), "bytes": tmp.stat().st_size}
         store.publish_file(target, tmp)
-        store.write_bytes(f"{target}{CHECKSUM}", digest.encode())
+        return entry
     except duckdb.Error as err:
         raise UserError(
             f"cannot build the views database: {' '.join(str(err).split())[:300]}"

@@ -2,8 +2,8 @@
 current pointer (the layout: flows/storage/published.py).
 
 How a run publishes (`Warehouse.run`): it takes the lock, stages data files under new names
-(its `Transaction`), and at the end writes publication N+1 — the manifest with the checksum of
-every file, then the views database, built and checked (every view answers) — and swaps the
+(its `Transaction`), and at the end writes publication N+1 — the views database, built and
+checked, then the manifest with the checksum of every file and of the database — and swaps the
 pointer in one rename. Readers (the `sql` command, analysts' DuckDB, the pipeline) follow the
 pointer, so they see publication N or N+1 whole, never parts of both. A crash before the swap
 leaves publication N as it was; the next run redoes the work (landing files not in the
@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     import polars as pl
 
 
+# told (warehouse URL, run id) when a run takes the lock: the supervising process
+# (flows/supervise.py) cleans up after a run whose process died of a signal
+RUN_STARTED: list = []
+
+
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
 
@@ -65,6 +70,8 @@ class Warehouse(Published):
         is deleted."""
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
+            for tell in RUN_STARTED:
+                tell(self.store.url, run_id)
             tx = Transaction(self, run_id, hooks=hooks, command=command)
             try:
                 yield tx
@@ -88,11 +95,32 @@ class Warehouse(Published):
                 raise
             finally:
                 tx.discard_staging()
-                if self.store.kind == "local":
-                    # every step's staging folder of this run (we hold the lock: nothing else
-                    # stages here), also after a failure (a full disk must not stay full);
-                    # on object storage staging folders are local temporary ones
-                    self.store.delete_tree(STAGING)
+                self._discard_staging()
+
+    def _discard_staging(self) -> None:
+        if self.store.kind == "local":
+            # every step's staging folder (the caller holds the lock: nothing else stages
+            # here), also after a failure (a full disk must not stay full); on object
+            # storage staging folders are local temporary ones
+            self.store.delete_tree(STAGING)
+
+    def give_back_dead_runs(self, run_ids: list[str], lock_wait_s: float, retention=None) -> None:
+        """What the runs `run_ids` of a process that died of a signal (aborted, killed) did
+        not clean up, as `run` does after a failure: the files they wrote and did not publish,
+        and the staging folders. A run that died after its swap gets the garbage collection it
+        would have run (`retention`: a `RetentionPolicy`). Called by the process that watched
+        it, once it is gone."""
+        if self.root is not None and not self.root.is_dir():
+            return  # it died before creating the warehouse: nothing was staged
+        with self.store.lock(lock_wait_s):
+            for run_id in run_ids:
+                self._take_back(run_id)
+            current = self.store.read_pointer() or ""
+            if any(current.endswith(f"-{run_id}") for run_id in run_ids):
+                from flows.storage.retention import RetentionPolicy, collect_garbage
+
+                collect_garbage(self, retention or RetentionPolicy())
+            self._discard_staging()
 
     def _take_back(self, run_id: str) -> None:
         """After a failure: unless the pointer names this run's publication (it failed after
@@ -271,7 +299,8 @@ class Transaction:
 
     # ------------------------------------------------------------------ publishing
     def commit(self) -> dict:
-        """Publish: write publication N+1 (manifest, then views, checked), swap the pointer."""
+        """Publish: write publication N+1 (its views database, built and checked, then the
+        manifest naming every file and the database with their checksums), swap the pointer."""
         from flows.storage.views import build_database
 
         wh, store = self.wh, self.wh.store
@@ -291,10 +320,12 @@ class Transaction:
             changed=mf.changed_partitions(published, manifest),
         )
         folder = f"{PUBLICATIONS}/{manifest['version']:08d}-{self.run_id}"
+        for served in ("database", "site"):  # the parent's views database and site
+            manifest.pop(served, None)
+        self._hook("before_views")
+        manifest["database"] = build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_manifest")
         store.write_bytes(f"{folder}/{MANIFEST}", mf.dumps(manifest))
-        self._hook("before_views")
-        build_database(wh, manifest, f"{folder}/{DATABASE}")
         self._hook("before_swap")
         if (
             self.base
@@ -313,10 +344,14 @@ class Transaction:
 
     def _hook(self, name: str) -> None:
         """Fault injection for the crash tests: `_DUPLIRANK_CRASH_AT=<point>` kills the process
-        there (SIGKILL), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
+        there (SIGKILL), `_DUPLIRANK_ABORT_AT=<point>` aborts it (SIGABRT, as an allocation
+        that fails in native code does), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also
+        pass callables."""
         if os.environ.get("_DUPLIRANK_CRASH_AT") == name:
             os.kill(os.getpid(), 9)
             time.sleep(10)
+        if os.environ.get("_DUPLIRANK_ABORT_AT") == name:
+            os.abort()
         if os.environ.get("_DUPLIRANK_FAIL_AT") == name:
             raise RuntimeError(f"injected failure {name}")
         hook = self.hooks.get(name)

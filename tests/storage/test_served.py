@@ -110,3 +110,50 @@ def test_a_site_left_behind_is_rebuilt_by_the_next_nightly_with_nothing_new(
     stamp = index.stat().st_mtime_ns
     summary = nightly_run(settings)  # nothing new, nothing wrong: the site is left as it is
     assert summary.site is None and index.stat().st_mtime_ns == stamp
+
+
+def current_manifest(root: Path) -> dict:
+    from flows.storage import manifest as mf
+
+    return mf.parse((root / "manifest.json").read_bytes(), "test")
+
+
+def sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_manifest_holds_the_views_database_and_the_site_and_verify_checks_them(
+    warehouse, capsys
+):
+    manifest = current_manifest(warehouse)
+    database = (warehouse / "duplirank.duckdb").resolve()
+    assert manifest["database"] == {"sha256": sha256(database), "bytes": database.stat().st_size}
+    assert manifest["site"] == sha256(warehouse / "site" / "_pages.json")
+    assert not list(database.parent.glob("*.sha256"))  # no checksum beside it: in the manifest
+    expected = run_sql(warehouse, QUERY)
+    con = duckdb.connect(str(writable_database(warehouse)))  # other bytes, the same views
+    con.execute("create table scratch as select 1 as x")
+    con.execute("drop table scratch")
+    con.execute("checkpoint")
+    con.close()
+    assert sha256(database) != manifest["database"]["sha256"]
+    assert verify(Warehouse(warehouse)) == [
+        "damaged (its bytes differ from the checksum in the manifest): "
+        f"_publications/{database.parent.name}/duplirank.duckdb"
+    ]
+    assert main(["verify", "--warehouse", str(warehouse)]) == 2
+    assert run_sql(warehouse, QUERY).equals(expected)  # served from the manifest meanwhile
+    version = manifest["version"]
+    assert main(["recover", "--warehouse", str(warehouse)]) == 0
+    repaired = current_manifest(warehouse)
+    assert repaired["version"] == version and repaired["tables"] == manifest["tables"]
+    assert repaired["database"]["sha256"] == sha256(database)  # rebuilt, and recorded
+    assert verify(Warehouse(warehouse)) == []
+    assert own_client(warehouse) == list(expected.iter_rows())
+    (warehouse / "site" / "_pages.json").chmod(0o644)
+    with open(warehouse / "site" / "_pages.json", "a") as index:
+        index.write(" ")  # the site changed since it was built
+    assert main(["verify", "--warehouse", str(warehouse)]) == 2
+    assert "results site: changed since it was built" in capsys.readouterr().out

@@ -15,7 +15,8 @@ import duckdb
 from flows.errors import UserError
 from flows.settings import SqlLimits
 from flows.storage import manifest as mf
-from flows.storage.warehouse import DATABASE, Warehouse
+from flows.storage.published import DATABASE
+from flows.storage.warehouse import Warehouse
 from flows.tools.query.statement import one_line
 
 _CONNECTIONS = itertools.count()
