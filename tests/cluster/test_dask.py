@@ -11,9 +11,8 @@ import uuid
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-from flows.nightly import nightly
+from flows.nightly import nightly, nightly_run
 from flows.prefect_server import prefect_api
-from flows.runs import nightly_run
 from tests.storage.conftest import same, snapshot_all
 
 from .conftest import SAMPLE, dask_settings, settings

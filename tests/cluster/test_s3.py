@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.storage import warehouse as warehouse_module
 from flows.storage.retention import collect_garbage
 from flows.storage.store import Conflict

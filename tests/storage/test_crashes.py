@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.runs import nightly_run
+from flows.nightly import nightly_run
 from flows.settings import Settings
 
 from .conftest import same, snapshot_all

@@ -8,8 +8,8 @@ import threading
 
 import duckdb
 
+from flows.nightly import nightly_run
 from flows.query import run_sql
-from flows.runs import nightly_run
 from flows.settings import Settings
 
 # one statement reading tables written by every stage of a night: ingest (bronze, ingest log,
