@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import shutil
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -504,13 +502,8 @@ class Transaction:
         return manifest
 
     def _hook(self, name: str) -> None:
-        """Fault injection for the crash tests: `_DUPLIRANK_CRASH_AT=<point>` kills the process
-        there (SIGKILL), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also pass callables."""
-        if os.environ.get("_DUPLIRANK_CRASH_AT") == name:
-            os.kill(os.getpid(), 9)
-            time.sleep(10)
-        if os.environ.get("_DUPLIRANK_FAIL_AT") == name:
-            raise RuntimeError(f"injected failure {name}")
+        """A point of `commit` (`before_manifest`, `before_views`, `before_swap`,
+        `after_swap`): runs the callable `hooks` gives it, if any (fault injection)."""
         hook = self.hooks.get(name)
         if hook is not None:
             hook()
