@@ -43,7 +43,6 @@ from flows.ingest.read import (
 from flows.ingest.stage import Sink
 from flows.ingest.validate import FileCheck, Validator
 from flows.storage.warehouse import Transaction, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
 
 Progress = Callable[[int, int], None]  # (files done, lines read so far)
 
@@ -87,16 +86,11 @@ class Context:
 
 
 def open_context(
-    wh: Warehouse,
-    tx: Transaction,
-    timezone: str,
-    opts: IngestOptions | None = None,
-    run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
+    wh: Warehouse, tx: Transaction, opts: IngestOptions | None = None, run_date: date | None = None
 ) -> Context:
     opts = opts or IngestOptions()
     window = Window.around(opts, run_date)
-    sink = Sink(wh, tx, timezone, datetime.now(UTC), ff)
+    sink = Sink(wh, tx, datetime.now(UTC))
     return Context(wh, tx, opts, window, sink, Validator(window), read_state(wh))
 
 
@@ -104,10 +98,8 @@ def ingest(
     wh: Warehouse,
     tx: Transaction,
     paths: list[Path],
-    timezone: str,
     opts: IngestOptions | None = None,
     run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
     progress: Progress | None = None,
 ) -> IngestResult:
     """Validate and stage the given files into bronze (published by the caller's commit).
@@ -118,7 +110,7 @@ def ingest(
     """
     from flows.ingest.replay import replay_late_children
 
-    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    ctx = open_context(wh, tx, opts, run_date)
     ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
     inputs: list[Input] = []
     try:
@@ -147,16 +139,14 @@ def ingest(
 def replay(
     wh: Warehouse,
     tx: Transaction,
-    timezone: str,
     reason: str | None = None,
     opts: IngestOptions | None = None,
     run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
 ) -> IngestResult:
     """`--replay-quarantine`: quarantined lines (reason containing `reason`) validated again."""
     from flows.ingest.replay import replay_quarantine
 
-    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    ctx = open_context(wh, tx, opts, run_date)
     try:
         with one_line_resource_failures():
             replayed = replay_quarantine(ctx, reason)

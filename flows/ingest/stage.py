@@ -29,7 +29,6 @@ from flows.ingest.partition import PARTITION, assign_partition, parent_keys
 from flows.ingest.read import Chunk
 from flows.ingest.validate import Checked, raw_texts
 from flows.storage.warehouse import Transaction, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.record_types import RECORD_TYPES
 
 QUARANTINE_TABLE_SCHEMA = {
@@ -112,9 +111,7 @@ class Sink:
 
     wh: Warehouse
     tx: Transaction
-    timezone: str
     now: datetime
-    ff: FaceAFaceOptions | None = None
     reports: list[FileReport] = field(default_factory=list)
     readable: set[int] = field(default_factory=set)  # reports with a line that could be read
     failed: set[int] = field(default_factory=set)  # reports whose file could not be read whole
