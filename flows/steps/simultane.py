@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from flows.steps.context import (
-    RAW,
     StepContext,
     buckets,
     compact_bronze,
@@ -25,7 +24,15 @@ from flows.steps.context import (
     resolved,
 )
 from flows.steps.isolate import failure_issues, isolated
-from transforms.calendar import day_expr, end_of_day, month_expr, month_of, month_range, shift_month
+from transforms.calendar import (
+    RAW_MONTH,
+    day_expr,
+    end_of_day,
+    month_expr,
+    month_of,
+    month_range,
+    shift_month,
+)
 from transforms.issues import DATA_ISSUES_SCHEMA
 from transforms.simultane.blocks import COLUMNS
 
@@ -41,7 +48,7 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
     tx = ctx.transaction()
     raw = ctx.bronze("simultane.deal", [part]).with_columns(tournament_month(opts).alias("month"))
     count = buckets(raw.select(pl.len()).collect().item(), ctx.settings.batch_rows)
-    key = f"{RAW}={part}"
+    key = f"{RAW_MONTH}={part}"
     issue_parts = []
     for bucket in range(count):
         deals, superseded = resolved(
@@ -78,7 +85,7 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
 
 def put_issues(tx, competition: str, part: str, issues: pl.DataFrame) -> None:
     """The data issues a partition's scoring found (one sub-partition per competition)."""
-    key = f"{RAW}={part}/{competition}"
+    key = f"{RAW_MONTH}={part}/{competition}"
     if issues.height:
         tx.put("gold", "data_issues", key, issues.select(*DATA_ISSUES_SCHEMA))
     else:
