@@ -24,6 +24,7 @@ from flows.steps.context import (
     resolved,
 )
 from flows.steps.isolate import failure_issues, isolated
+from flows.steps.outputs import put_history, put_issues
 from transforms.calendar import (
     RAW_MONTH,
     day_expr,
@@ -81,16 +82,6 @@ def month_step(ctx: StepContext, part: str) -> list[dict]:
     issues = pl.concat([i.select(*DATA_ISSUES_SCHEMA) for i in issue_parts])
     put_issues(tx, "simultane", part, issues)
     return tx.ops
-
-
-def put_issues(tx, competition: str, part: str, issues: pl.DataFrame) -> None:
-    """The data issues a partition's scoring found (one sub-partition per competition)."""
-    key = f"{RAW_MONTH}={part}/{competition}"
-    if issues.height:
-        tx.put("gold", "data_issues", key, issues.select(*DATA_ISSUES_SCHEMA))
-    else:
-        tx.remove("data_issues", key)
-    tx.put_schema("gold", "data_issues", pl.DataFrame(schema=DATA_ISSUES_SCHEMA))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,15 +343,7 @@ def shard_key(month: str, shard: int, shards: int) -> str:
 
 def history_step(ctx: StepContext, first: str) -> list[dict]:
     """Blocks, % actuel, monthly and daily tables of every month ≥ `first`, in this process
-    (the runners of flows/runs.py send the shards to workers instead)."""
+    (the flows of flows/nightly.py send the shards to workers instead)."""
     plan = history_plan(ctx, first)
     shard_ops = [op for shard in range(plan.shards) for op in history_shard(ctx, plan, shard)]
     return history_finish(ctx, plan, shard_ops)
-
-
-def put_history(tx, table: str, rows: pl.DataFrame, first: str, pending: list[dict]) -> None:
-    """Replace every month ≥ `first` of a history table (months that lost all their rows are
-    unpublished)."""
-    published = [m for m in tx.wh.months(table, pending) if m >= first]
-    fresh = [m for m in rows["month"].unique().drop_nulls().to_list() if m >= first]
-    tx.put_months("gold", table, rows, sorted(set(published) | set(fresh)))

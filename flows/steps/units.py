@@ -11,7 +11,7 @@ import polars as pl
 
 from flows.steps.context import COMPETITIONS, StepContext, compact_bronze
 from flows.steps.isolate import failure_issues, isolated
-from flows.steps.simultane import put_issues
+from flows.steps.outputs import put_issues
 from transforms.calendar import RAW_MONTH
 
 Scored = tuple[dict[str, pl.DataFrame], pl.DataFrame]  # tables by name, data issues
