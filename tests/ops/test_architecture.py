@@ -11,11 +11,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("flows.site", "flows.query", "flows.sandbox", "flows.synthetic", "flows.cli",
          "flows.chart", "flows.report", "flows.score_command")  # fmt: skip
+PIPELINE_ABOVE_STORAGE = ("flows.runs", "flows.nightly", "flows.steps", "flows.ingest")
 RULES = {
     "transforms": ("flows",),
     "flows/ingest": (*TOOLS, "flows.runs", "flows.nightly", "flows.steps"),
     "flows/steps": (*TOOLS, "flows.runs", "flows.nightly"),
-    "flows/storage": (*TOOLS, "flows.runs", "flows.nightly", "flows.steps", "flows.ingest"),
+    # storage knows nothing of the site (a tool) nor of the progress display
+    "flows/storage": (*TOOLS, *PIPELINE_ABOVE_STORAGE, "flows.progress"),
 }
 
 
