@@ -1,10 +1,14 @@
 """Prefect flows: `nightly`, `backfill`, and their deployments (`serve`, `prefect.yaml`).
 
-Thin orchestration over `flows/steps/`: a task per step and partition, tasks pass the step
-context and staged operations (file lists), never DataFrames; a run publishes once, at the
-end (`Warehouse.run`). Tasks are retried only on I/O errors a retry can cure (a network or
-file-system hiccup) — a deterministic error fails at once, with one line. Results are not
-cached (a cache keyed on inputs would return stale results when a partition's files change).
+The body of each flow is the run, step by step — `nightly_flow`: ingest → plan → score
+partitions → histories → publish → site → artifacts; `backfill_flow`: the same from its plan of
+months — each step a task (`Step`) around a plain function of `flows/runs.py`. Outside a flow
+run the same bodies call those functions as they are (`nightly_run`, `backfill_run`: tests,
+scripts). Tasks pass the step context and staged operations (file lists), never DataFrames;
+a run publishes once (`publish`: the pointer swap) and builds the site under the same lock.
+Tasks are retried only on I/O errors a retry can cure (a network or file-system hiccup) — a
+deterministic error fails at once, with one line. Results are not cached (a cache keyed on
+inputs would return stale results when a partition's files change).
 
 A flow's parameters say where a run reads and writes — `landing`, `warehouse` and `project`
 (the folder whose `pyproject.toml` holds `[tool.duplirank]`) — never a copy of the settings: a
