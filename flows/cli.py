@@ -155,10 +155,11 @@ def _new_file_allowed(path: Path, what: str) -> None:
 
 
 # --------------------------------------------------------------------------- runs
-def _start_run(command: str, settings, prefect: bool) -> Path:
+def _start_run(command: str, settings, prefect: bool, server: bool = True) -> Path:
     """The process settings of a run, then its log file (returned): Prefect's and our logs go
     there, not to the terminal. Called once the command's paths are checked (a failing command
-    creates nothing), before the run imports Polars (and Prefect, when `prefect`)."""
+    creates nothing), before the run imports Polars (and Prefect, when `prefect`; `server`:
+    its flows need a Prefect server)."""
     from flows.allocator import use_batch_allocator
 
     use_batch_allocator()
@@ -178,7 +179,7 @@ def _start_run(command: str, settings, prefect: bool) -> Path:
     runlog.logger.info("duplirank %s", " ".join(_ARGV))
     if "flows.supervise" in sys.modules:
         sys.modules["flows.supervise"].record_log(path)
-    if prefect:  # the temporary server, if any, starts while the run loads its libraries
+    if prefect and server:  # the temporary server, if any, starts while the run loads its libraries
         from flows.prefect_server import launch_ahead
 
         launch_ahead(path)
@@ -389,7 +390,8 @@ def cmd_repair(args) -> int:
     settings = _settings(args)
     _existing_folder(settings.landing, "landing folder")
     _existing_folder(settings.warehouse, "warehouse")
-    _start_run("repair", settings, prefect=False)
+    # its clean run calls the nightly flow's steps as plain functions: Prefect, no server
+    _start_run("repair", settings, prefect=True, server=False)
     from flows.repair import repair_run
 
     summary = repair_run(settings, args.date)

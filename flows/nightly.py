@@ -1,10 +1,14 @@
 """Prefect flows: `nightly`, `backfill`, and their deployments (`serve`, `prefect.yaml`).
 
-Thin orchestration over `flows/steps/`: a task per step and partition, tasks pass the step
-context and staged operations (file lists), never DataFrames; a run publishes once, at the
-end (`Warehouse.run`). Tasks are retried only on I/O errors a retry can cure (a network or
-file-system hiccup) — a deterministic error fails at once, with one line. Results are not
-cached (a cache keyed on inputs would return stale results when a partition's files change).
+The body of each flow is the run, step by step — `nightly_flow`: ingest → plan → score
+partitions → histories → publish → site → artifacts; `backfill_flow`: the same from its plan of
+months — each step a task (`Step`) around a plain function of `flows/runs.py`. Outside a flow
+run the same bodies call those functions as they are (`nightly_run`, `backfill_run`: tests,
+scripts). Tasks pass the step context and staged operations (file lists), never DataFrames;
+a run publishes once (`publish`: the pointer swap) and builds the site under the same lock.
+Tasks are retried only on I/O errors a retry can cure (a network or file-system hiccup) — a
+deterministic error fails at once, with one line. Results are not cached (a cache keyed on
+inputs would return stale results when a partition's files change).
 
 A flow's parameters say where a run reads and writes — `landing`, `warehouse` and `project`
 (the folder whose `pyproject.toml` holds `[tool.duplirank]`) — never a copy of the settings: a
@@ -15,12 +19,9 @@ its code names, so its signature's types must be objects, not names to look up.
 """
 
 import contextvars
-import dataclasses
 import errno
 import functools
-import json
 import os
-import uuid
 from datetime import date
 from pathlib import Path
 
@@ -31,14 +32,18 @@ os.environ.update(batch_allocator(os.environ))
 
 from prefect import Flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
 from prefect.states import Failed
 
+from flows import progress, runs
 from flows.artifacts import publish_artifacts
 from flows.errors import UserError
-from flows.runs import Runner, Summary, backfill_run, ingest_run, nightly_run
+from flows.runs import Run, Summary, check_landing, open_run
 from flows.settings import Settings, load_settings
-from flows.steps import STEPS, StepContext, ingest_step
+from flows.steps import STEPS
+from flows.steps.plan import first_month
 from flows.storage.operations import Operation
+from transforms.calendar import month_of
 
 TRANSIENT = {errno.EAGAIN, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED, errno.EIO,
              errno.EBUSY, errno.EINTR}  # fmt: skip
@@ -55,82 +60,112 @@ def io_retry(task, task_run, state) -> bool:
     return False
 
 
-RETRY = {"retries": 2, "retry_delay_seconds": 2, "retry_condition_fn": io_retry,
-         "cache_policy": NO_CACHE}  # fmt: skip
+RETRY = {"retries": 2, "retry_delay_seconds": 2, "retry_condition_fn": io_retry}
 
 
-def _where(name: str) -> None:
-    """For the cluster tests: `_DUPLIRANK_TASK_LOG=<folder>` records which process ran each
-    task run (a file per task run: its name and the process id)."""
-    folder = os.environ.get("_DUPLIRANK_TASK_LOG")
-    if folder:
-        from prefect.runtime import flow_run, task_run
-
-        try:
-            from distributed import get_worker
-
-            worker = get_worker().address
-        except (ImportError, ValueError):
-            worker = None
-        record = {"task": name, "run": task_run.get_name(), "id": task_run.get_id(),
-                  "flow_run": flow_run.get_id(), "pid": os.getpid(),
-                  "worker": worker}  # fmt: skip
-        with open(os.path.join(folder, f"{uuid.uuid4().hex}.json"), "w") as handle:
-            json.dump(record, handle)
+def in_flow_run() -> bool:
+    return FlowRunContext.get() is not None
 
 
-@task(name="ingest", **RETRY)
-def ingest_task(ctx: StepContext):
-    _where("ingest")
-    return ingest_step(ctx, [ctx.settings.landing])
+class Done:
+    """The result of a call already made (a step's `submit` outside a flow run)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
-@task(name="score-partition", task_run_name="{competition}-{part}", **RETRY)
-def month_task(ctx: StepContext, competition: str, part: str) -> list[Operation]:
-    _where("score-partition")
-    return STEPS[competition].month(ctx, part)
+class Step:
+    """A step of the flows: inside a flow run a Prefect task (a task run, retries, sent to the
+    task runner by `submit`); outside one — tests, scripts, `duplirank repair`'s clean run —
+    the plain function of `flows/runs.py`, so both run the same flow bodies. `plain=False`:
+    a step that only has a meaning in a flow run (Prefect artifacts)."""
+
+    def __init__(self, fn, name: str, plain: bool = True, **options):
+        self.fn, self.plain = fn, plain
+        self.task = task(fn, name=name, cache_policy=NO_CACHE, **options)
+
+    def __call__(self, *args):
+        if in_flow_run():
+            return self.task(*args)
+        return self.fn(*args) if self.plain else None
+
+    def submit(self, *args):
+        """Run anywhere (a thread, a Dask worker): a future whose `result()` waits for it."""
+        if in_flow_run():
+            return self.task.submit(*args)
+        return Done(self.fn(*args))
 
 
-@task(name="history", task_run_name="{competition}-from-{first}", **RETRY)
-def history_task(ctx: StepContext, competition: str, first: str) -> list[Operation]:
-    _where("history")
-    return STEPS[competition].history(ctx, first)
+def _artifacts(summary: Summary, settings: Settings, flow: str) -> None:
+    """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log."""
+    publish_artifacts(summary, settings, flow)
+    get_run_logger().info("%s", summary.text())
 
 
-@task(name="history-shard", task_run_name="{competition}-shard-{shard}", **RETRY)
-def shard_task(ctx: StepContext, competition: str, plan, shard: int) -> list[Operation]:
-    """One shard of players of a history (Simultané: their blocks and days)."""
-    _where("history-shard")
-    return STEPS[competition].sharded.shard(ctx, plan, shard)
+# the ingest reads this machine's landing, the plan and the publication are the run's own:
+# they run in the flow's process; the partitions and histories are submitted (on a Dask task
+# runner to the cluster's workers, on the default one to threads here)
+ingest = Step(runs.ingest, "ingest", **RETRY)
+plan_nightly = Step(runs.plan_nightly, "plan", **RETRY)
+plan_backfill = Step(runs.plan_backfill, "plan", **RETRY)
+score_partition = Step(runs.score_partition, "score-partition",
+                       task_run_name="{competition}-{part}", **RETRY)  # fmt: skip
+history = Step(runs.history, "history", task_run_name="{competition}-from-{first}", **RETRY)
+history_shard = Step(runs.history_shard, "history-shard",
+                     task_run_name="{competition}-shard-{shard}", **RETRY)  # fmt: skip
+history_finish = Step(runs.history_finish, "history-finish",
+                      task_run_name="{competition}-finish", **RETRY)  # fmt: skip
+publish = Step(runs.publish, "publish")
+site = Step(runs.site, "site")
+changes_announced = Step(runs.changes_announced, "changes-announced")
+artifacts = Step(_artifacts, "artifacts", plain=False)
 
 
-@task(name="history-finish", task_run_name="{competition}-finish", **RETRY)
-def finish_task(
-    ctx: StepContext, competition: str, plan, shard_ops: list[Operation]
+def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> None:
+    """Score every partition of the plan — all submitted at once — then, as each
+    competition's are scored, its history tables from the first month they change (a
+    backfill, from `floor` on, recomputed from their first record)."""
+    ctx = run.context()
+    scoring = {
+        competition: [score_partition.submit(ctx, competition, part) for part in parts]
+        for competition, parts in sorted(plan.items())
+        if parts
+    }
+    for competition, futures in scoring.items():
+        parts = plan[competition]
+        with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
+            for part, future in zip(parts, futures, strict=True):
+                bar.update(detail=part)
+                run.stage(future.result())
+                bar.advance()
+            bar.update(detail="")
+        if STEPS[competition].history is not None:
+            first = first_month(parts, floor)
+            with progress.stage(f"history {competition}") as bar:
+                bar.update(detail=f"from {first}")
+                run.stage(histories(run, competition, first, from_scratch=floor is not None))
+    run.rescored(plan)
+
+
+def histories(
+    run: Run, competition: str, first: str, from_scratch: bool = False
 ) -> list[Operation]:
-    """The shards' files published together, then what needs every player (ranks)."""
-    _where("history-finish")
-    return STEPS[competition].sharded.finish(ctx, plan, shard_ops)
-
-
-# every task but the ingest (which reads the landing of this machine) is submitted: on a
-# Dask task runner they run on the cluster's workers, on the default one in threads here
-PREFECT = Runner(
-    ingest=ingest_task,
-    month=lambda ctx, competition, part: month_task.submit(ctx, competition, part),
-    history=lambda ctx, competition, first: history_task.submit(ctx, competition, first).result(),
-    shard=lambda ctx, competition, plan, k: shard_task.submit(ctx, competition, plan, k),
-    finish=lambda ctx, competition, plan, ops: finish_task.submit(
-        ctx, competition, plan, ops
-    ).result(),
-)
-
-
-def _runner(settings: Settings) -> Runner:
-    """The Prefect runner of this flow run, with the parallelism of its task runner."""
+    """A competition's history tables from month `first`: one task, or shards of players
+    submitted all at once (at least as many as the task runner runs at once) and one task
+    that finishes."""
     from flows.cluster import parallelism
 
-    return dataclasses.replace(PREFECT, parallelism=parallelism(settings))
+    ctx = run.context(from_scratch)
+    workers = parallelism(run.settings) if in_flow_run() else 1
+    plan = runs.history_plan(ctx, competition, first, workers)
+    if plan is None:
+        return history.submit(ctx, competition, first).result()
+    shards = [history_shard.submit(ctx, competition, plan, k) for k in range(plan.shards)]
+    shard_ops = [op for future in shards for op in future.result()]
+    return history_finish.submit(ctx, competition, plan, shard_ops).result()
 
 
 USER_ERROR = "user error: "
@@ -207,11 +242,6 @@ def run_settings(
         os.chdir(here)
 
 
-def _log_summary(summary: Summary) -> None:
-    """The run's summary in its log (the Prefect UI's page of the flow run shows it)."""
-    get_run_logger().info("%s", summary.text())
-
-
 @functools.partial(_Flow, name="nightly", log_prints=False)
 @_user_errors_as_state
 def nightly_flow(
@@ -232,10 +262,19 @@ def nightly_flow(
         as_of: the date of % actuel and in_window, YYYY-MM-DD (default: the latest data)
     """
     settings = run_settings(landing, warehouse, project)
-    summary = nightly_run(settings, as_of, _runner(settings))
-    publish_artifacts(summary, settings, "nightly")  # Prefect artifacts (flows/artifacts.py)
-    _log_summary(summary)
-    return summary
+    check_landing(settings)
+    with open_run(settings, "nightly", as_of) as run:
+        run.summary.ingest, ops = ingest(run.context(), [settings.landing])
+        run.stage(ops)
+        plan = plan_nightly(run.context())
+        rescore(run, plan)  # score partitions, then history tables
+        if as_of is not None and not plan["simultane"]:
+            # % actuel and in_window move with the date even without new data
+            run.stage(histories(run, "simultane", month_of(as_of, settings.timezone)))
+        publish(run)
+        site(run)
+    artifacts(run.summary, settings, "nightly")
+    return run.summary
 
 
 @functools.partial(_Flow, name="backfill", log_prints=False)
@@ -260,10 +299,34 @@ def backfill_flow(
         as_of: the date of % actuel and in_window, YYYY-MM-DD (default: the latest data)
     """
     settings = run_settings(None, warehouse, project)
-    summary = backfill_run(settings, first, last, as_of, _runner(settings))
-    publish_artifacts(summary, settings, "backfill")  # Prefect artifacts (flows/artifacts.py)
-    _log_summary(summary)
-    return summary
+    with open_run(settings, "backfill", as_of) as run:
+        plan = plan_backfill(run.context(), first, last)
+        rescore(run, plan, floor=first)  # score partitions, then history tables
+        publish(run)
+        site(run)
+    changes_announced(run)
+    artifacts(run.summary, settings, "backfill")
+    return run.summary
+
+
+def nightly_run(settings: Settings, as_of: date | None = None) -> Summary:
+    """The nightly flow's steps in this process, without Prefect (tests, scripts)."""
+    return _plain(nightly_flow, settings, as_of=as_of)
+
+
+def backfill_run(settings: Settings, first: str, last: str, as_of: date | None = None) -> Summary:
+    """The backfill flow's steps in this process, without Prefect (tests, scripts)."""
+    return _plain(backfill_flow, settings, first=first, last=last, as_of=as_of)
+
+
+def _plain(flow_fn, settings: Settings, **parameters):
+    """A flow's body called as a function with these settings: its steps run as plain
+    functions (no flow run), a user error is raised as it is."""
+    given = _GIVEN.set(settings)
+    try:
+        return flow_fn.fn.__wrapped__(**parameters)
+    finally:
+        _GIVEN.reset(given)
 
 
 def _location(value) -> str:
@@ -358,6 +421,5 @@ def serve(settings: Settings) -> None:
     )
 
 
-run_ingest = ingest_run  # `duplirank ingest` needs no Prefect
-
-__all__ = ["Summary", "backfill", "deployment_values", "nightly", "run_ingest", "serve"]
+__all__ = ["Summary", "backfill", "backfill_run", "deployment_values", "nightly", "nightly_run",
+           "serve"]  # fmt: skip

@@ -13,7 +13,6 @@ the landing folder first.
 
 from __future__ import annotations
 
-import functools
 import tempfile
 from datetime import date
 from pathlib import Path
@@ -22,18 +21,12 @@ import polars as pl
 
 from flows.errors import UserError
 from flows.ingest.log import READ
-from flows.runs import (
-    Summary,
-    nightly_run,
-    open_warehouse,
-    publish_site,
-    repair_site,
-    retention_policy,
-)
+from flows.nightly import nightly_run
+from flows.runs import Summary, open_run, publish, site
 from flows.settings import Settings
 from flows.storage.operations import AddFile, PutFile
 from flows.storage.published import DamagedFile
-from flows.storage.warehouse import Transaction, Warehouse, new_run_id
+from flows.storage.warehouse import Transaction, Warehouse
 
 SHOWN = 3  # missing deliveries named in the refusal
 
@@ -41,27 +34,18 @@ SHOWN = 3  # missing deliveries named in the refusal
 def repair_run(settings: Settings, as_of: date | None = None) -> Summary:
     """Rebuild every table of the warehouse from `settings.landing` and publish it (`as_of`:
     the date of % actuel and in_window, as for a nightly)."""
-    summary = Summary(new_run_id())
-    wh = open_warehouse(settings)
-    site = functools.partial(publish_site, wh, settings, summary)
-    with wh.run(
-        summary.run_id,
-        settings.lock_wait_s,
-        after_publish=site,
-        command="repair",
-        retention=retention_policy(settings),
-        unchanged=functools.partial(repair_site, wh, settings, summary),
-    ) as tx:
+    with open_run(settings, "repair", as_of) as run:
         with tempfile.TemporaryDirectory(prefix="duplirank-repair-") as tmp:
             scratch = Path(tmp) / "warehouse"
             clean = settings.model_copy(update={"warehouse": scratch})
-            rebuilt = nightly_run(clean, as_of)
-            summary.ingest, summary.rebuilt = rebuilt.ingest, rebuilt.rebuilt
+            rebuilt = nightly_run(clean, as_of)  # the nightly flow's steps, in this process
+            run.summary.ingest, run.summary.rebuilt = rebuilt.ingest, rebuilt.rebuilt
             clean_wh = Warehouse(scratch)
-            _refuse_if_deliveries_missing(wh, clean_wh, settings)
-            _replace_tables(tx, wh.manifest(), clean_wh)
-        summary.published = bool(tx.ops)
-    return summary
+            _refuse_if_deliveries_missing(run.wh, clean_wh, settings)
+            _replace_tables(run.tx, run.wh.manifest(), clean_wh)
+        publish(run)
+        site(run)
+    return run.summary
 
 
 def _read_shas(wh: Warehouse) -> pl.DataFrame:

@@ -1,86 +1,32 @@
-"""What a run does — nightly, backfill, ingest — as plain functions, with or without Prefect.
+"""The steps of a run, as plain functions: `flows/nightly.py`'s flows call them in their order,
+each as a Prefect task (and, outside a flow run, as they are: tests, scripts, `duplirank
+repair`); `duplirank ingest` calls them without Prefect.
 
-The order of the work lives here once; how each piece runs is given by a `Runner`: `PLAIN`
-calls the steps in this process (tests, scripts, no Prefect), `flows/nightly.py` gives Prefect
-tasks (task runs, retries on I/O, a Dask cluster). A run stages everything into one
-transaction and publishes once, at the end (`Warehouse.run`).
+A run holds the warehouse's lock and one transaction (`open_run`): each step stages its files
+and returns their operations, which the run stages (`Run.stage`); `publish` commits them (the
+pointer swap, `Warehouse.run`), then `site` builds the results site from that publication,
+still under the lock. Nothing is visible before the swap.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
 
 from flows import progress
 from flows.errors import UserError
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
-from flows.steps.plan import backfill_partitions, first_month
-from flows.storage.operations import MarkClean, Operation
+from flows.steps.plan import backfill_partitions
+from flows.storage.operations import Operation
 from flows.storage.published import DamagedFile
 from flows.storage.store import LOCK, is_url
-from flows.storage.warehouse import Warehouse, new_run_id
-from transforms.calendar import month_of
-
-
-class Future(Protocol):
-    def result(self) -> Any: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class Runner:
-    """How the pieces of a run are executed: `ingest(ctx)` and `history(ctx, competition,
-    first)` return their result; `month(ctx, competition, part)` returns a future (all the
-    partitions are submitted before any is awaited, so a pool or a cluster runs them at once).
-    A sharded history (Simultané: per player) submits `shard(ctx, competition, plan, k)` for
-    every shard, then calls `finish(ctx, competition, plan, shard_ops)`; `parallelism` is how
-    many tasks can run at once (the cluster's worker threads), the least number of shards.
-    """
-
-    ingest: Callable[[StepContext], tuple]
-    month: Callable[[StepContext, str, str], Future]
-    history: Callable[[StepContext, str, str], list[Operation]]
-    shard: Callable[[StepContext, str, Any, int], Future]
-    finish: Callable[[StepContext, str, Any, list[Operation]], list[Operation]]
-    parallelism: int = 1
-
-
-class Done:
-    """The result of a call already made (the plain runner's future)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
-
-
-PLAIN = Runner(
-    ingest=lambda ctx: ingest_step(ctx, [ctx.settings.landing]),
-    month=lambda ctx, competition, part: Done(STEPS[competition].month(ctx, part)),
-    history=lambda ctx, competition, first: STEPS[competition].history(ctx, first),
-    shard=lambda ctx, c, plan, k: Done(STEPS[c].sharded.shard(ctx, plan, k)),
-    finish=lambda ctx, c, plan, ops: STEPS[c].sharded.finish(ctx, plan, ops),
-)
-
-
-def history(ctx: StepContext, competition: str, first: str, runner: Runner) -> list[Operation]:
-    """The operations of a competition's history tables from month `first`: one task, or
-    shards of players submitted all at once and one task that finishes."""
-    sharded = STEPS[competition].sharded
-    if sharded is None:
-        return runner.history(ctx, competition, first)
-    plan = sharded.plan(ctx, first, runner.parallelism)
-    futures = [runner.shard(ctx, competition, plan, k) for k in range(plan.shards)]
-    shard_ops = [op for future in futures for op in future.result()]
-    return runner.finish(ctx, competition, plan, shard_ops)
+from flows.storage.warehouse import Transaction, Warehouse, new_run_id
 
 
 @dataclasses.dataclass
@@ -120,42 +66,6 @@ class Summary:
         return "\n".join(lines)
 
 
-def rebuild(
-    ctx: StepContext, plan: dict[str, list[str]], runner: Runner, floor: str | None = None
-) -> tuple[list[Operation], dict[str, list[str]]]:
-    """Rescore the partitions of each competition, then their history tables; returns the
-    operations (published by the caller's one commit) and what was rescored."""
-    futures = {
-        competition: [runner.month(ctx, competition, p) for p in parts]
-        for competition, parts in sorted(plan.items())
-        if parts
-    }  # every partition of every competition may run at once (a Dask cluster, threads)
-    ops: list[Operation] = []
-    rebuilt: dict[str, list[str]] = {}
-    for competition, submitted in futures.items():
-        parts = plan[competition]
-        month_ops: list[Operation] = []
-        with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
-            for part, future in zip(parts, submitted, strict=True):
-                bar.update(detail=part)
-                month_ops += future.result()
-                bar.advance()
-            bar.update(detail="")
-        ops += month_ops
-        if STEPS[competition].history is not None:
-            first = first_month(parts, floor)
-            with progress.stage(f"history {competition}") as bar:
-                bar.update(detail=f"from {first}")
-                history_ctx = ctx.with_pending([*ctx.pending, *month_ops])
-                # a backfill recomputes histories from their start (it rebuilds their state)
-                history_ctx = dataclasses.replace(history_ctx, from_scratch=floor is not None)
-                ops += history(history_ctx, competition, first, runner)
-        rebuilt[competition] = parts
-    for competition, parts in rebuilt.items():
-        ops.append(MarkClean(competition, tuple(parts)))
-    return ops, rebuilt
-
-
 def open_warehouse(settings: Settings) -> Warehouse:
     """The warehouse of the settings (a local folder or `s3://…`, with `storage.*`)."""
     return Warehouse(settings.warehouse, settings.storage)
@@ -189,13 +99,52 @@ def retention_policy(settings: Settings):
     )
 
 
-def run_context(settings: Settings, tx, as_of: date | None = None) -> StepContext:
-    """The steps' context of a run: they read the publication the run builds on."""
-    return StepContext(settings, tx.run_id, as_of, base=tx.base, pinned=True)
+class Run:
+    """A run in progress: its settings, its summary, the warehouse whose lock it holds and its
+    one transaction (a plain object, handed to the steps that run in the flow's process)."""
+
+    def __init__(self, settings: Settings, summary: Summary, wh: Warehouse, tx: Transaction,
+                 as_of: date | None = None):  # fmt: skip
+        self.settings, self.summary, self.wh, self.tx, self.as_of = settings, summary, wh, tx, as_of
+        self.base = tx.base  # the publication the run builds on (what its steps read)
+
+    def context(self, from_scratch: bool = False) -> StepContext:
+        """What the steps receive (plain data, sent to workers): the publication the run
+        builds on and every operation staged so far. `from_scratch`: histories recomputed
+        from their first record (a backfill)."""
+        tx = self.tx
+        return StepContext(self.settings, tx.run_id, self.as_of, tuple(tx.ops), base=self.base,
+                           pinned=True, from_scratch=from_scratch)  # fmt: skip
+
+    def stage(self, ops: list[Operation]) -> None:
+        """Stage a step's operations in the run's transaction (published by `publish`)."""
+        self.tx.extend(ops)
+
+    def rescored(self, plan: dict[str, list[str]]) -> None:
+        """The partitions rescored (in the summary); their dirty marks cleared."""
+        self.summary.rebuilt = {c: parts for c, parts in sorted(plan.items()) if parts}
+        for competition, parts in self.summary.rebuilt.items():
+            self.tx.mark_dirty(competition, parts, clean=True)
 
 
-def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = PLAIN) -> Summary:
-    """Ingest what is new in the landing folder, rescore the partitions it touches, publish."""
+@contextlib.contextmanager
+def open_run(settings: Settings, command: str, as_of: date | None = None) -> Iterator[Run]:
+    """Take the warehouse's lock and open the run's transaction (`Warehouse.run`): what the
+    body has not published when it ends is published then. A local warehouse the run creates
+    is removed again if the run fails before it writes anything."""
+    summary = Summary(new_run_id(), rescoring=command in ("nightly", "backfill", "repair"))
+    wh = open_warehouse(settings)
+    with (
+        _no_warehouse_left_if_failed(settings),
+        wh.run(summary.run_id, settings.lock_wait_s, command=command,
+               retention=retention_policy(settings)) as tx,
+    ):  # fmt: skip
+        yield Run(settings, summary, wh, tx, as_of)
+
+
+# --------------------------------------------------------------------------- the steps
+def check_landing(settings: Settings) -> None:
+    """The landing folder is a folder that exists (or a URL)."""
     landing = settings.landing
     if not is_url(landing):
         if landing.is_file():
@@ -204,58 +153,85 @@ def nightly_run(settings: Settings, as_of: date | None = None, runner: Runner = 
             )
         if not landing.is_dir():
             raise UserError(f"landing folder {landing} does not exist")
-    summary = Summary(new_run_id())
-    wh = open_warehouse(settings)
-    site = functools.partial(publish_site, wh, settings, summary)
-    with (
-        _no_warehouse_left_if_failed(settings),
-        wh.run(
-            summary.run_id,
-            settings.lock_wait_s,
-            after_publish=site,
-            command="nightly",
-            retention=retention_policy(settings),
-            unchanged=functools.partial(repair_site, wh, settings, summary),
-        ) as tx,
-    ):
-        ctx = run_context(settings, tx, as_of)
-        with progress.stage("ingest", unit="files") as bar:
-            summary.ingest, ops = runner.ingest(ctx)
-            progress.count_ingest(bar, summary.ingest)
-        tx.extend(ops)
-        dirty = wh.manifest(tx.ops)["dirty"]
-        plan = {c: dirty.get(c, []) for c in COMPETITIONS}
-        ops, summary.rebuilt = rebuild(ctx.with_pending(tx.ops), plan, runner)
-        tx.extend(ops)
-        if as_of is not None and not summary.rebuilt.get("simultane"):
-            # % actuel and in_window move with the date even without new data
-            first = month_of(as_of, settings.timezone)
-            tx.extend(history(ctx.with_pending(tx.ops), "simultane", first, runner))
-        summary.published = bool(tx.ops)
-    return summary
 
 
-def backfill_run(
-    settings: Settings, first: str, last: str, as_of: date | None = None, runner: Runner = PLAIN
-) -> Summary:
-    """Recompute months first..last of every competition from bronze (every partition that can
-    hold a record published in those months, whatever the settings)."""
-    summary = Summary(new_run_id())
-    wh = open_warehouse(settings)
-    site = functools.partial(publish_site, wh, settings, summary)
-    with wh.run(summary.run_id, settings.lock_wait_s, after_publish=site, command="backfill",
-                retention=retention_policy(settings),
-                unchanged=functools.partial(repair_site, wh, settings, summary)) as tx:  # fmt: skip
-        ctx = run_context(settings, tx, as_of)
-        base = tx.base
-        plan = backfill_partitions(ctx, first, last)
-        if not any(plan.values()):
-            raise UserError(f"no bronze data between {first} and {last} in {wh.store.url}")
-        ops, summary.rebuilt = rebuild(ctx, plan, runner, floor=first)
-        tx.extend(ops)
-        summary.published = bool(tx.ops)
-    summary.announced_changes = announced_changes(wh, base, settings.timezone)
-    return summary
+def ingest(ctx: StepContext, paths: list) -> tuple:
+    """Validate and stage the files of `paths` (the landing folder): (IngestResult, ops)."""
+    with progress.stage("ingest", unit="files") as bar:
+        result, ops = ingest_step(ctx, paths)
+        progress.count_ingest(bar, result)
+    return result, ops
+
+
+def plan_nightly(ctx: StepContext) -> dict[str, list[str]]:
+    """Per competition, the bronze partitions to rescore: those marked dirty, by this run's
+    ingest or by an earlier `duplirank ingest`."""
+    dirty = ctx.wh.manifest(list(ctx.pending))["dirty"]
+    return {competition: dirty.get(competition, []) for competition in COMPETITIONS}
+
+
+def plan_backfill(ctx: StepContext, first: str, last: str) -> dict[str, list[str]]:
+    """Per competition, every bronze partition that can hold a record published in months
+    first..last, whatever the settings (flows/steps/plan.py)."""
+    plan = backfill_partitions(ctx, first, last)
+    if not any(plan.values()):
+        raise UserError(f"no bronze data between {first} and {last} in {ctx.wh.store.url}")
+    return plan
+
+
+def score_partition(ctx: StepContext, competition: str, part: str) -> list[Operation]:
+    """The month step of one bronze partition of a competition: its silver and gold rows."""
+    return STEPS[competition].month(ctx, part)
+
+
+def history(ctx: StepContext, competition: str, first: str) -> list[Operation]:
+    """A competition's history tables from month `first`, in one piece."""
+    return STEPS[competition].history(ctx, first)
+
+
+def history_plan(ctx: StepContext, competition: str, first: str, parallelism: int):
+    """How a sharded history (Simultané: per player) is cut, or None for one piece."""
+    sharded = STEPS[competition].sharded
+    return None if sharded is None else sharded.plan(ctx, first, parallelism)
+
+
+def history_shard(ctx: StepContext, competition: str, plan, shard: int) -> list[Operation]:
+    """One shard of players of a history (Simultané: their blocks and days)."""
+    return STEPS[competition].sharded.shard(ctx, plan, shard)
+
+
+def history_finish(
+    ctx: StepContext, competition: str, plan, shard_ops: list[Operation]
+) -> list[Operation]:
+    """The shards' files published together, then what needs every player (ranks)."""
+    return STEPS[competition].sharded.finish(ctx, plan, shard_ops)
+
+
+def publish(run: Run) -> bool:
+    """Publish what the run staged in one commit — publication N+1, the pointer swapped —
+    then collect old files; with nothing staged, check (and repair) what is served."""
+    with progress.stage("publish") if run.tx.ops else contextlib.nullcontext():
+        run.summary.published = run.tx.publish()
+    return run.summary.published
+
+
+def site(run: Run) -> str | None:
+    """The results site of the publication the run just made (staged, then swapped), or,
+    with nothing published, the site served checked and rebuilt if it is not the current
+    publication's. Called under the run's lock: no other run publishes meanwhile, so a site
+    never replaces that of a newer publication."""
+    if run.summary.published:
+        publish_site(run.wh, run.settings, run.summary)
+    else:
+        repair_site(run.wh, run.settings, run.summary)
+    return run.summary.site
+
+
+def changes_announced(run: Run) -> dict[str, int | None]:
+    """What a backfill changed of the months whose ranking was announced (in the summary)."""
+    changes = announced_changes(run.wh, run.base, run.settings.timezone)
+    run.summary.announced_changes = changes
+    return run.summary.announced_changes
 
 
 def announced_changes(wh: Warehouse, base: str | None, timezone: str) -> dict[str, int | None]:
@@ -397,37 +373,21 @@ def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
     return text
 
 
-def ingest_run(
-    settings: Settings, paths: list[Path], run_id: str | None = None, progress=None
-) -> Summary:
+def ingest_run(settings: Settings, paths: list[Path]) -> Summary:
     """`duplirank ingest`: validate and load files into bronze, publish, mark partitions dirty
-    (the next nightly rescores them). `progress(files done, lines read)`."""
-    summary = Summary(run_id or new_run_id(), rescoring=False)
-    wh = open_warehouse(settings)
-    with (
-        _no_warehouse_left_if_failed(settings),
-        wh.run(
-            summary.run_id,
-            settings.lock_wait_s,
-            command="ingest",
-            retention=retention_policy(settings),
-        ) as tx,
-    ):
-        ctx = run_context(settings, tx)
-        summary.ingest, ops = ingest_step(ctx, list(paths), progress)
-        tx.extend(ops)
-        summary.published = bool(tx.ops)
-    return summary
+    (the next nightly rescores them)."""
+    with open_run(settings, "ingest") as run:
+        run.summary.ingest, ops = ingest_step(run.context(), list(paths))
+        run.stage(ops)
+        publish(run)
+    return run.summary
 
 
 def replay_run(settings: Settings, reason: str | None = None) -> Summary:
     """`duplirank ingest --replay-quarantine [--reason TEXT]`: quarantined lines that now pass
     go to bronze (the next nightly rescores their partitions)."""
-    summary = Summary(new_run_id(), rescoring=False)
-    wh = open_warehouse(settings)
-    with wh.run(summary.run_id, settings.lock_wait_s, command="replay",
-                retention=retention_policy(settings)) as tx:  # fmt: skip
-        summary.ingest, ops = replay_step(run_context(settings, tx), reason)
-        tx.extend(ops)
-        summary.published = bool(tx.ops)
-    return summary
+    with open_run(settings, "replay") as run:
+        run.summary.ingest, ops = replay_step(run.context(), reason)
+        run.stage(ops)
+        publish(run)
+    return run.summary

@@ -44,7 +44,7 @@ from flows.ingest.options import IngestOptions
 from flows.runlog import log_dir
 from flows.storage.options import RetentionOptions, StorageOptions
 from transforms.face_a_face.options import FaceAFaceOptions
-from transforms.option_checks import OptionError, check_zone
+from transforms.option_checks import PLATFORM_TIMEZONE, OptionError, check_zone
 from transforms.simultane.options import SimultaneOptions
 
 
@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     landing: Location = Field(
         Path("data/landing"), description="folder the servers drop logs into (or s3://…)"
     )
-    timezone: str = Field("Europe/Paris", description="platform time zone (months, days)")
+    timezone: str = Field(PLATFORM_TIMEZONE, description="platform time zone (months, days)")
     lock_wait_s: float = Field(
         30.0, ge=0, allow_inf_nan=False, description="how long a run waits for another to finish"
     )

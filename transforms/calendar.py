@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 MONTH_FORMAT = "%Y-%m"
+RAW_MONTH = "raw_month"  # the column of the partition month, and the storage partitions' key
 
 
 def month_of(ts: datetime | date, timezone: str) -> str:

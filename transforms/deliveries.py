@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from transforms.calendar import RAW_MONTH
 from transforms.issues import data_issues
 from transforms.record_types import BRONZE_META, RECORD_TYPES
 
-NOT_CONTENT = ("raw_month", "source_file", "line_no", "delivery")  # where a row came from
+NOT_CONTENT = (RAW_MONTH, "source_file", "line_no", "delivery")  # where a row came from
 
 
 def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -45,7 +46,7 @@ def latest_delivery(frame: pl.LazyFrame, record_type: str) -> tuple[pl.LazyFrame
     issues = data_issues(
         # published in the record's month (its partition month when it has none yet)
         copies.filter((order < pl.col("_latest")) & pl.col("_changed")).with_columns(
-            pl.col("month" if "month" in names else "raw_month").alias("month")
+            pl.col("month" if "month" in names else RAW_MONTH).alias("month")
         ),
         "superseded_record",
         key,

@@ -4,7 +4,8 @@ An options class lists the bounds of its numbers in a `RANGES` class variable
 (`{field: (low, high)}`, inclusive, `None` = open) and calls `check_options(self)` from its
 `__post_init__`. The check runs whether the options are built in code or by pydantic from
 settings (environment variables, `pyproject.toml`), so a value out of range is refused the same
-way everywhere, with an `OptionError` that names the field.
+way everywhere, with an `OptionError` that names the field. `PLATFORM_TIMEZONE` is the default
+of every time zone option (the setting `timezone`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import math
 from dataclasses import fields
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+PLATFORM_TIMEZONE = "Europe/Paris"  # months and days are calendar ones in this zone
 
 
 class OptionError(ValueError):

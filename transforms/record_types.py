@@ -24,6 +24,7 @@ from typing import ClassVar
 import polars as pl
 
 from transforms.bridge.contracts import is_passed_out
+from transforms.calendar import RAW_MONTH
 
 
 def _dataframely():
@@ -54,7 +55,7 @@ MAX_BOARD = 999
 MAX_PENALTY = 1_000.0
 
 BRONZE_META: dict[str, pl.DataType] = {
-    "raw_month": pl.String(),  # the storage partition: the raw month (transforms/calendar.py)
+    RAW_MONTH: pl.String(),  # the storage partition: the raw month (transforms/calendar.py)
     "extra": pl.String(),  # unknown fields of the line, as a JSON object
     "source_file": pl.String(),
     "line_no": pl.Int64(),

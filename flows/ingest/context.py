@@ -15,7 +15,6 @@ from flows.ingest.read import Input
 from flows.ingest.stage import Sink
 from flows.ingest.validate import Validator
 from flows.storage.warehouse import Transaction, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
 
 Progress = Callable[[int, int], None]  # (files done, lines read so far)
 
@@ -48,14 +47,9 @@ class Context:
 
 
 def open_context(
-    wh: Warehouse,
-    tx: Transaction,
-    timezone: str,
-    opts: IngestOptions | None = None,
-    run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
+    wh: Warehouse, tx: Transaction, opts: IngestOptions | None = None, run_date: date | None = None
 ) -> Context:
     opts = opts or IngestOptions()
     window = Window.around(opts, run_date)
-    sink = Sink(wh, tx, timezone, datetime.now(UTC), ff)
+    sink = Sink(wh, tx, datetime.now(UTC))
     return Context(wh, tx, opts, window, sink, Validator(window), read_state(wh))

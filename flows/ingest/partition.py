@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.calendar import raw_month_expr
+from transforms.calendar import RAW_MONTH, raw_month_expr
 from transforms.record_types import RECORD_TYPES
 
-PARTITION = "raw_month"
 ANCHOR = {"simultane.deal": "tournament_start", "ff.match": "created_at", "bridge.event": "date"}
 
 
@@ -28,9 +27,9 @@ def assign_partition(
     rt = RECORD_TYPES[record_type]
     if rt.parent is not None:
         assert parents is not None, record_type
-        known = parents.rename({"key": rt.parent.column, PARTITION: "_parent"})
+        known = parents.rename({"key": rt.parent.column, RAW_MONTH: "_parent"})
         rows = rows.join(known, on=rt.parent.column, how="left", maintain_order="left")
-        return rows.with_columns(pl.col("_parent").alias(PARTITION)).drop("_parent")
+        return rows.with_columns(pl.col("_parent").alias(RAW_MONTH)).drop("_parent")
     column = ANCHOR[record_type]
     return _per_value(rows, column, raw_month_expr(column, rows.schema[column]))
 
@@ -38,12 +37,12 @@ def assign_partition(
 def _per_value(rows: pl.DataFrame, column: str, month: pl.Expr) -> pl.DataFrame:
     """The partition computed once per distinct value of `column` (a tournament's deals share
     their start: formatting each row's month was most of the cost)."""
-    values = rows.select(pl.col(column).unique()).with_columns(month.alias(PARTITION))
-    mapped = pl.col(column).replace_strict(values[column], values[PARTITION], default=None)
-    return rows.with_columns(mapped.alias(PARTITION))
+    values = rows.select(pl.col(column).unique()).with_columns(month.alias(RAW_MONTH))
+    mapped = pl.col(column).replace_strict(values[column], values[RAW_MONTH], default=None)
+    return rows.with_columns(mapped.alias(RAW_MONTH))
 
 
 def parent_keys(record_type: str, rows: pl.DataFrame) -> pl.DataFrame:
     """(key, raw_month) of parent rows (a record type that children refer to)."""
     key = RECORD_TYPES[record_type].key[0]
-    return rows.select(pl.col(key).alias("key"), PARTITION)
+    return rows.select(pl.col(key).alias("key"), RAW_MONTH)

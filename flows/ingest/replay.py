@@ -103,7 +103,7 @@ def _kept_files(ctx: Context) -> dict[str, Path]:
 
 def _replay_sink(ctx: Context) -> Sink:
     """A sink that knows the parents the run has read so far."""
-    sink = Sink(ctx.wh, ctx.tx, ctx.sink.timezone, ctx.sink.now, ctx.sink.ff)
+    sink = Sink(ctx.wh, ctx.tx, ctx.sink.now)
     sink.new_parents = {k: list(v) for k, v in ctx.sink.new_parents.items()}
     return sink
 

@@ -44,17 +44,14 @@ from flows.ingest.summary import IngestResult
 from flows.ingest.validate import FileCheck, Validator
 from flows.storage.operations import AddFile, touching
 from flows.storage.warehouse import Transaction, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
 
 
 def ingest(
     wh: Warehouse,
     tx: Transaction,
     paths: list[Path],
-    timezone: str,
     opts: IngestOptions | None = None,
     run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
     progress: Progress | None = None,
 ) -> IngestResult:
     """Validate and stage the given files into bronze (published by the caller's commit).
@@ -63,7 +60,7 @@ def ingest(
     `progress(files done, lines read)` is called after each file. Stages nothing when nothing
     is new (no file read, no status to log).
     """
-    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    ctx = open_context(wh, tx, opts, run_date)
     ctx.batches = Batches(ctx.sink, ctx.validator, ctx.opts.chunk_bytes, ctx.opts.chunk_lines)
     inputs: list[Input] = []
     try:
@@ -92,14 +89,12 @@ def ingest(
 def replay(
     wh: Warehouse,
     tx: Transaction,
-    timezone: str,
     reason: str | None = None,
     opts: IngestOptions | None = None,
     run_date: date | None = None,
-    ff: FaceAFaceOptions | None = None,
 ) -> IngestResult:
     """`--replay-quarantine`: quarantined lines (reason containing `reason`) validated again."""
-    ctx = open_context(wh, tx, timezone, opts, run_date, ff)
+    ctx = open_context(wh, tx, opts, run_date)
     try:
         with one_line_resource_failures():
             replayed = replay_quarantine(ctx, reason)

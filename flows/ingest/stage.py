@@ -25,11 +25,11 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest.log import FileReport
-from flows.ingest.partition import PARTITION, assign_partition, parent_keys
+from flows.ingest.partition import assign_partition, parent_keys
 from flows.ingest.read import Chunk
 from flows.ingest.validate import Checked, raw_texts
 from flows.storage.warehouse import Transaction, Warehouse
-from transforms.face_a_face.options import FaceAFaceOptions
+from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES
 
 QUARANTINE_TABLE_SCHEMA = {
@@ -112,9 +112,7 @@ class Sink:
 
     wh: Warehouse
     tx: Transaction
-    timezone: str
     now: datetime
-    ff: FaceAFaceOptions | None = None
     reports: list[FileReport] = field(default_factory=list)
     readable: set[int] = field(default_factory=set)  # reports with a line that could be read
     failed: set[int] = field(default_factory=set)  # reports whose file could not be read whole
@@ -179,10 +177,10 @@ class Sink:
                 self._accepted(index, rows)
                 continue
             rows = assign_partition(record_type, rows, self.parents(rt.parent.record_type))
-            found = rows.filter(pl.col(PARTITION).is_not_null())
+            found = rows.filter(pl.col(RAW_MONTH).is_not_null())
             self.write(record_type, found)
             self._accepted(index, found)
-            held = rows.filter(pl.col(PARTITION).is_null())
+            held = rows.filter(pl.col(RAW_MONTH).is_null())
             if held.height:
                 self.hold(record_type, index, held, chunk)
 
@@ -227,12 +225,12 @@ class Sink:
         if not rows.height:
             return 0
         schema = list(RECORD_TYPES[record_type].schema())
-        months = rows[PARTITION].unique()
+        months = rows[RAW_MONTH].unique()
         parts = [(months[0], rows)] if len(months) == 1 else (  # a chunk is mostly one month
-            (month, part) for (month,), part in rows.group_by(PARTITION)
+            (month, part) for (month,), part in rows.group_by(RAW_MONTH)
         )  # fmt: skip
         for month, part in parts:
-            key = f"{PARTITION}={month}"
+            key = f"{RAW_MONTH}={month}"
             # bronze is read whole per partition (its folder): no row-group statistics to
             # prune with, and they were a third of the cost of writing it
             self.tx.add("bronze", bronze_table(record_type), key, part.select(schema),
@@ -246,10 +244,10 @@ class Sink:
         if record_type not in self._bronze_parents:
             key = RECORD_TYPES[record_type].key[0]
             files = self.wh.files(bronze_table(record_type))
-            known = pl.DataFrame(schema={"key": pl.String(), PARTITION: pl.String()})
+            known = pl.DataFrame(schema={"key": pl.String(), RAW_MONTH: pl.String()})
             if files:
                 known = (
-                    self.wh.scan_files(files).select(pl.col(key).alias("key"), PARTITION).collect()
+                    self.wh.scan_files(files).select(pl.col(key).alias("key"), RAW_MONTH).collect()
                 )
             self._bronze_parents[record_type] = known
         frames = [self._bronze_parents[record_type], *self.new_parents.get(record_type, [])]
@@ -261,7 +259,7 @@ class Sink:
             rows = rows.with_columns(raw_texts(chunk.raw, rows["_pos"].to_numpy()).alias("_raw"))
         if "_file" not in rows.columns:
             rows = rows.with_columns(pl.lit(index, pl.Int64).alias("_file"))
-        self._held.setdefault(record_type, []).append(rows.drop(PARTITION, "_pos", strict=False))
+        self._held.setdefault(record_type, []).append(rows.drop(RAW_MONTH, "_pos", strict=False))
         self._held_rows += rows.height
         if self._held_rows > HELD_IN_MEMORY:
             self._spill()
@@ -321,11 +319,11 @@ class Sink:
     def _settle(self, record_type: str, rows: pl.DataFrame, parents: pl.DataFrame) -> None:
         parent = RECORD_TYPES[record_type].parent
         rows = assign_partition(record_type, rows, parents)
-        found = rows.filter(pl.col(PARTITION).is_not_null())
+        found = rows.filter(pl.col(RAW_MONTH).is_not_null())
         self.write(record_type, found)
         for index, n in found.group_by("_file").len().iter_rows():
             self.reports[index].rows_accepted += n
-        orphans = rows.filter(pl.col(PARTITION).is_null())
+        orphans = rows.filter(pl.col(RAW_MONTH).is_null())
         for (index,), part in orphans.group_by("_file"):
             self.quarantine(
                 index,

@@ -42,6 +42,7 @@ from flows.ingest.parse import (
     release_scratch,
 )
 from flows.ingest.read import Chunk, lines_at
+from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES, RecordType
 
 REJECTED = {"line_no": pl.Int64(), "_pos": pl.UInt32(), "reason": pl.String(), "rule": pl.String()}
@@ -469,7 +470,7 @@ def _bronze(rt: RecordType, accepted: pl.DataFrame, file: FileCheck) -> pl.DataF
     """Bronze-shaped rows (month unknown yet), with `_pos` (where the line is in the chunk)."""
     return accepted.select(
         *rt.fields,
-        pl.lit(None, pl.String).alias("raw_month"),
+        pl.lit(None, pl.String).alias(RAW_MONTH),
         "extra",
         pl.lit(file.source).alias("source_file"),
         "line_no",

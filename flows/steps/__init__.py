@@ -64,11 +64,8 @@ def ingest_step(ctx: StepContext, paths: list[Path], progress=None):
     when nothing is new."""
     from flows.ingest import ingest
 
-    settings, tx = ctx.settings, ctx.transaction()
-    result = ingest(
-        ctx.wh, tx, paths, settings.timezone, settings.ingest, ctx.as_of,
-        settings.face_a_face_options(), progress,
-    )  # fmt: skip
+    tx = ctx.transaction()
+    result = ingest(ctx.wh, tx, paths, ctx.settings.ingest, ctx.as_of, progress)
     return result, _mark_touched(tx, result)
 
 
@@ -77,11 +74,8 @@ def replay_step(ctx: StepContext, reason: str | None = None):
     `reason`) validated again; those that now pass go to bronze. Returns (result, ops)."""
     from flows.ingest.run import replay
 
-    settings, tx = ctx.settings, ctx.transaction()
-    result = replay(
-        ctx.wh, tx, settings.timezone, reason, settings.ingest, ctx.as_of,
-        settings.face_a_face_options(),
-    )  # fmt: skip
+    tx = ctx.transaction()
+    result = replay(ctx.wh, tx, reason, ctx.settings.ingest, ctx.as_of)
     return result, _mark_touched(tx, result)
 
 

@@ -21,6 +21,7 @@ import polars as pl
 from flows.settings import Settings
 from flows.storage.operations import Operation, touching
 from flows.storage.warehouse import Transaction, Warehouse
+from transforms.calendar import RAW_MONTH
 from transforms.deliveries import latest_delivery
 from transforms.record_types import RECORD_TYPES
 
@@ -29,7 +30,6 @@ COMPETITIONS: dict[str, tuple[str, ...]] = {
     "face_a_face": ("ff.match", "ff.deal", "ff.disconnect"),
     "bridge": ("bridge.event", "bridge.result", "bridge.penalty"),
 }
-RAW = "raw_month"  # the partition key of bronze and silver (transforms/calendar.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +64,7 @@ class StepContext:
 
     def bronze(self, record_type: str, partitions: list[str] | None) -> pl.LazyFrame:
         """Bronze rows of some partitions (all re-deliveries, as stored)."""
-        keys = None if partitions is None else [f"{RAW}={p}" for p in partitions]
+        keys = None if partitions is None else [f"{RAW_MONTH}={p}" for p in partitions]
         return self.wh.scan(
             bronze_table(record_type), keys, RECORD_TYPES[record_type].schema(),
             list(self.pending),
@@ -114,7 +114,7 @@ def compact_bronze(tx: Transaction, competition: str, part: str) -> None:
     it has just written (1 M lines of a first nightly are ~23 files: rewriting them was 0.5 s,
     a sixth of the partition's scoring)."""
     for record_type in COMPETITIONS[competition]:
-        tx.compact("bronze", bronze_table(record_type), f"{RAW}={part}",
+        tx.compact("bronze", bronze_table(record_type), f"{RAW_MONTH}={part}",
                    max_files=COMPACT_FILES, statistics=False)  # fmt: skip
 
 

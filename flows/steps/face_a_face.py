@@ -10,7 +10,7 @@ from datetime import timedelta
 import polars as pl
 
 from flows.steps.context import StepContext, rescored_partitions
-from flows.steps.simultane import put_history
+from flows.steps.outputs import put_history
 from flows.steps.units import unit_partition_step
 from flows.storage.operations import Operation
 from transforms.calendar import month_expr, month_of, month_range, month_start, shift_month

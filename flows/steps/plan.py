@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from flows.steps.context import COMPETITIONS, RAW, StepContext, bronze_table
-from transforms.calendar import month_expr, month_range, shift_month
+from flows.steps.context import COMPETITIONS, StepContext, bronze_table
+from transforms.calendar import RAW_MONTH, month_expr, month_range, shift_month
 
 
 def first_month(parts: list[str], floor: str | None = None) -> str:
@@ -31,7 +31,7 @@ def backfill_partitions(ctx: StepContext, first: str, last: str) -> dict[str, li
     plan: dict[str, list[str]] = {}
     for competition, record_types in COMPETITIONS.items():
         table = bronze_table(record_types[0])
-        stored = set(ctx.wh.months(table, list(ctx.pending), key=RAW))
+        stored = set(ctx.wh.months(table, list(ctx.pending), key=RAW_MONTH))
         parts = stored & wanted
         if competition == "face_a_face" and stored - parts:
             parts |= _late_match_partitions(ctx, sorted(stored - parts), first, last)
@@ -43,12 +43,12 @@ def _late_match_partitions(ctx: StepContext, parts: list[str], first: str, last:
     """Partitions (outside A−1..B+1) holding a match started or scheduled in first..last."""
     tz = ctx.settings.timezone
     matches = ctx.bronze("ff.match", parts).select(
-        RAW,
+        RAW_MONTH,
         month_expr("started_at", tz).alias("started"),
         month_expr("scheduled_at", tz).alias("scheduled"),
     )
     inside = pl.any_horizontal(
         pl.col(c).is_between(pl.lit(first), pl.lit(last)) for c in ("started", "scheduled")
     )
-    found = matches.filter(inside).select(pl.col(RAW).unique()).collect()
-    return set(found[RAW].to_list())
+    found = matches.filter(inside).select(pl.col(RAW_MONTH).unique()).collect()
+    return set(found[RAW_MONTH].to_list())

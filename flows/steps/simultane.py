@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from flows.steps.context import (
-    RAW,
     StepContext,
     buckets,
     compact_bronze,
@@ -25,8 +24,17 @@ from flows.steps.context import (
     resolved,
 )
 from flows.steps.isolate import failure_issues, isolated
+from flows.steps.outputs import put_history, put_issues
 from flows.storage.operations import Operation
-from transforms.calendar import day_expr, end_of_day, month_expr, month_of, month_range, shift_month
+from transforms.calendar import (
+    RAW_MONTH,
+    day_expr,
+    end_of_day,
+    month_expr,
+    month_of,
+    month_range,
+    shift_month,
+)
 from transforms.issues import DATA_ISSUES_SCHEMA
 from transforms.simultane.blocks import COLUMNS
 
@@ -42,7 +50,7 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     tx = ctx.transaction()
     raw = ctx.bronze("simultane.deal", [part]).with_columns(tournament_month(opts).alias("month"))
     count = buckets(raw.select(pl.len()).collect().item(), ctx.settings.batch_rows)
-    key = f"{RAW}={part}"
+    key = f"{RAW_MONTH}={part}"
     issue_parts = []
     for bucket in range(count):
         deals, superseded = resolved(
@@ -75,16 +83,6 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     issues = pl.concat([i.select(*DATA_ISSUES_SCHEMA) for i in issue_parts])
     put_issues(tx, "simultane", part, issues)
     return tx.ops
-
-
-def put_issues(tx, competition: str, part: str, issues: pl.DataFrame) -> None:
-    """The data issues a partition's scoring found (one sub-partition per competition)."""
-    key = f"{RAW}={part}/{competition}"
-    if issues.height:
-        tx.put("gold", "data_issues", key, issues.select(*DATA_ISSUES_SCHEMA))
-    else:
-        tx.remove("data_issues", key)
-    tx.put_schema("gold", "data_issues", pl.DataFrame(schema=DATA_ISSUES_SCHEMA))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -348,15 +346,7 @@ def shard_key(month: str, shard: int, shards: int) -> str:
 
 def history_step(ctx: StepContext, first: str) -> list[Operation]:
     """Blocks, % actuel, monthly and daily tables of every month ≥ `first`, in this process
-    (the runners of flows/runs.py send the shards to workers instead)."""
+    (the flows of flows/nightly.py send the shards to workers instead)."""
     plan = history_plan(ctx, first)
     shard_ops = [op for shard in range(plan.shards) for op in history_shard(ctx, plan, shard)]
     return history_finish(ctx, plan, shard_ops)
-
-
-def put_history(tx, table: str, rows: pl.DataFrame, first: str, pending: list[Operation]) -> None:
-    """Replace every month ≥ `first` of a history table (months that lost all their rows are
-    unpublished)."""
-    published = [m for m in tx.wh.months(table, pending) if m >= first]
-    fresh = [m for m in rows["month"].unique().drop_nulls().to_list() if m >= first]
-    tx.put_months("gold", table, rows, sorted(set(published) | set(fresh)))

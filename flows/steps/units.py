@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 import polars as pl
 
-from flows.steps.context import COMPETITIONS, RAW, StepContext, compact_bronze
+from flows.steps.context import COMPETITIONS, StepContext, compact_bronze
 from flows.steps.isolate import failure_issues, isolated
-from flows.steps.simultane import put_issues
+from flows.steps.outputs import put_issues
 from flows.storage.operations import Operation
+from transforms.calendar import RAW_MONTH
 
 Scored = tuple[dict[str, pl.DataFrame], pl.DataFrame]  # tables by name, data issues
 
@@ -57,7 +58,7 @@ def unit_partition_step(
         how="diagonal_relaxed",
     )
     compact_bronze(tx, competition, part)
-    partition = f"{RAW}={part}"
+    partition = f"{RAW_MONTH}={part}"
     for layer, table in tables:
         rows = pl.concat([scored[table] for scored, _ in parts]) if parts else None
         if rows is not None and rows.height:

@@ -26,6 +26,7 @@ from flows.storage import manifest as mf
 from flows.storage.manifest import LAYERS, ManifestError
 from flows.storage.published import DATABASE, MANIFEST, PUBLICATIONS, PUBLISHED, Published
 from flows.storage.store import STAGING
+from transforms.option_checks import PLATFORM_TIMEZONE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +36,7 @@ class RetentionPolicy:
 
     days: float = 7.0
     keep_official: bool = True
-    timezone: str = "Europe/Paris"
+    timezone: str = PLATFORM_TIMEZONE
 
 
 @dataclasses.dataclass(frozen=True)

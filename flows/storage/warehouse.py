@@ -15,9 +15,7 @@ connections opened on an older publication keep answering.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import time
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -57,39 +55,31 @@ class Warehouse(Published):
 
     # ------------------------------------------------------------------ running
     @contextlib.contextmanager
-    def run(self, run_id: str, lock_wait_s: float = 30.0, retention_days: float = 7.0,
-            hooks=None, after_publish=None, command: str | None = None,
-            retention=None, unchanged=None) -> Iterator[Transaction]:  # fmt: skip
-        """Lock, stage, publish once: the body stages into the yielded transaction; on a normal
-        exit its operations are published in one commit (its manifest names `command`), then
-        old files are collected (`retention`: a `RetentionPolicy`, else `retention_days`) and
-        `after_publish()` runs (still under the lock: e.g. the results site of the new
-        publication). With nothing to publish, the views database is checked (and rebuilt if
-        it must be), then `unchanged()` runs (e.g. the results site's check). On an exception
-        before the swap nothing is published and nothing but this run's own unpublished files
-        is deleted."""
+    def run(
+        self,
+        run_id: str,
+        lock_wait_s: float = 30.0,
+        retention_days: float = 7.0,
+        hooks=None,
+        command: str | None = None,
+        retention=None,
+    ) -> Iterator[Transaction]:
+        """Lock, stage, publish once: the body stages into the yielded transaction and
+        publishes it (`Transaction.publish`: one commit, its manifest naming `command`, then
+        old files collected by `retention`, a `RetentionPolicy`, else `retention_days`);
+        what it has not published when it ends is published then. The lock is held until the
+        body ends, so what the body does after publishing (e.g. the results site) reads the
+        publication it made, and no other run's. On an exception before the swap nothing is
+        published and nothing but this run's own unpublished files is deleted."""
         with self.store.lock(lock_wait_s):
             self.manifest()  # a damaged publication stops the run before it writes anything
             for tell in RUN_STARTED:
                 tell(self.store.url, run_id)
             tx = Transaction(self, run_id, hooks=hooks, command=command)
+            tx.retention = retention if retention is not None else retention_days
             try:
                 yield tx
-                if tx.ops:
-                    from flows import progress
-                    from flows.storage.retention import RetentionPolicy, collect_garbage
-
-                    with progress.stage("publish"):
-                        tx.commit()
-                        collect_garbage(self, retention or RetentionPolicy(retention_days))
-                    if after_publish is not None:
-                        after_publish()
-                else:  # nothing new: what is served is checked, and repaired if it must be
-                    from flows.storage.served import repair_served
-
-                    repair_served(self)
-                    if unchanged is not None:
-                        unchanged()  # e.g. the results site's check
+                tx.publish()
             except BaseException:
                 self._take_back(run_id)
                 raise
@@ -163,7 +153,9 @@ class Transaction:
         self.ops: list[Operation] = []
         self.base = warehouse.publication()  # the publication this run builds on
         self._staging: Path | None = None
-        self.hooks = hooks or {}
+        self.hooks = hooks or {}  # callables run at the named points of `commit`
+        self.retention = None  # what `publish` keeps: a RetentionPolicy or a number of days
+        self.published: bool | None = None  # once `publish` ran: whether it had anything
 
     # ------------------------------------------------------------------ staging data
     def staging(self) -> Path:
@@ -298,6 +290,24 @@ class Transaction:
         return self.pending + self.ops
 
     # ------------------------------------------------------------------ publishing
+    def publish(self) -> bool:
+        """Publish what is staged: one commit, then the files no kept publication lists are
+        collected (`retention`); with nothing staged, what is served is checked (the views
+        database rebuilt if it must be). Once: a second call does nothing. Returns whether
+        anything was staged."""
+        if self.published is None:
+            self.published = bool(self.ops)
+            if self.ops:
+                from flows.storage.retention import collect_garbage
+
+                self.commit()
+                collect_garbage(self.wh, 7.0 if self.retention is None else self.retention)
+            else:  # nothing new: what is served is checked, and repaired if it must be
+                from flows.storage.served import repair_served
+
+                repair_served(self.wh)
+        return self.published
+
     def commit(self) -> dict:
         """Publish: write publication N+1 (its views database, built and checked, then the
         manifest naming every file and the database with their checksums), swap the pointer."""
@@ -343,17 +353,8 @@ class Transaction:
         return manifest
 
     def _hook(self, name: str) -> None:
-        """Fault injection for the crash tests: `_DUPLIRANK_CRASH_AT=<point>` kills the process
-        there (SIGKILL), `_DUPLIRANK_ABORT_AT=<point>` aborts it (SIGABRT, as an allocation
-        that fails in native code does), `_DUPLIRANK_FAIL_AT=<point>` raises; tests may also
-        pass callables."""
-        if os.environ.get("_DUPLIRANK_CRASH_AT") == name:
-            os.kill(os.getpid(), 9)
-            time.sleep(10)
-        if os.environ.get("_DUPLIRANK_ABORT_AT") == name:
-            os.abort()
-        if os.environ.get("_DUPLIRANK_FAIL_AT") == name:
-            raise RuntimeError(f"injected failure {name}")
+        """A point of `commit` (`before_manifest`, `before_views`, `before_swap`,
+        `after_swap`): runs the callable `hooks` gives it, if any (fault injection)."""
         hook = self.hooks.get(name)
         if hook is not None:
             hook()

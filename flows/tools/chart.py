@@ -22,6 +22,8 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
+from transforms.option_checks import PLATFORM_TIMEZONE
+
 IN_WINDOW = "red"
 NEXT_TO_LEAVE = "blue"
 OUT_OF_WINDOW = "grey"
@@ -79,7 +81,7 @@ def chart_simultane(
     window_days: int = 45,
     window_results: int = 20,
     block_deals: int = 20,
-    timezone: str = "Europe/Paris",
+    timezone: str = PLATFORM_TIMEZONE,
 ) -> Path:
     """Draw the player's curve at `out` (.png, .svg or .pdf, by its name); returns `out`.
 

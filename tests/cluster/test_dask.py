@@ -4,19 +4,44 @@ the partition and history tasks really ran in the workers."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import uuid
+from pathlib import Path
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-from flows.nightly import nightly
+from flows import nightly as flows_nightly
+from flows.nightly import nightly, nightly_run
 from flows.prefect_server import prefect_api
-from flows.runs import nightly_run
 from tests.storage.conftest import same, snapshot_all
 
 from .conftest import SAMPLE, dask_settings, settings
+
+
+def where_it_ran(fn, name: str, folder: Path):
+    """`fn`, recording where each of its task runs ran (a file per run: the task's name, its
+    task run and flow run, the process id, the Dask worker)."""
+
+    @functools.wraps(fn)
+    def recording(*args, **kwargs):
+        from prefect.runtime import flow_run, task_run
+
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = None
+        record = {"task": name, "run": task_run.get_name(), "id": task_run.get_id(),
+                  "flow_run": flow_run.get_id(), "pid": os.getpid(),
+                  "worker": worker}  # fmt: skip
+        (folder / f"{uuid.uuid4().hex}.json").write_text(json.dumps(record))
+        return fn(*args, **kwargs)
+
+    return recording
 
 
 def test_a_nightly_on_a_local_dask_cluster_gives_the_tables_of_the_default_runner(
@@ -24,7 +49,9 @@ def test_a_nightly_on_a_local_dask_cluster_gives_the_tables_of_the_default_runne
 ):
     log = tmp_path / "task-log"
     log.mkdir()
-    monkeypatch.setenv("_DUPLIRANK_TASK_LOG", str(log))  # the workers inherit it
+    for step in vars(flows_nightly).values():  # the tasks sent to workers carry the recorder
+        if isinstance(step, flows_nightly.Step):
+            monkeypatch.setattr(step.task, "fn", where_it_ran(step.task.fn, step.task.name, log))
     reference, clustered = tmp_path / "reference", tmp_path / "clustered"
     nightly_run(settings(reference, SAMPLE))
 

@@ -13,13 +13,14 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.storage import warehouse as warehouse_module
 from flows.storage.published import DamagedFile
 from flows.storage.retention import collect_garbage
 from flows.storage.store import Conflict
 from flows.storage.warehouse import Warehouse
 from tests.storage.conftest import same, snapshot_all
+from tests_support import fail_at
 
 from .conftest import SAMPLE, settings, split_landing
 
@@ -103,10 +104,10 @@ def test_a_failure_mid_commit_on_s3_leaves_a_whole_publication_and_the_next_run_
     before = snapshot_all(remote)
     for path in later.iterdir():
         shutil.move(path, landing / path.name)
-    monkeypatch.setenv("_DUPLIRANK_FAIL_AT", point)
-    with pytest.raises(RuntimeError, match=f"injected failure {point}"):
-        nightly_run(settings(remote, landing))
-    monkeypatch.delenv("_DUPLIRANK_FAIL_AT")
+    with monkeypatch.context() as patch:
+        fail_at(patch, point)
+        with pytest.raises(RuntimeError, match=f"injected failure {point}"):
+            nightly_run(settings(remote, landing))
     now = snapshot_all(remote)
     if point == "after_swap":  # the pointer was swapped: the new publication is whole
         assert not same(now, before) and Warehouse(remote).version() == 2

@@ -106,7 +106,7 @@ def test_a_night_with_nothing_new_stages_nothing(tmp_path):
     tx = wh.transaction("again")
     from flows.ingest import ingest
 
-    result = ingest(wh, tx, [landing], settings.timezone, settings.ingest)
+    result = ingest(wh, tx, [landing], settings.ingest)
     assert tx.ops == [] and [f.status for f in result.files] == ["already_ingested"]
     ingest_run(settings, [landing])
     assert Warehouse(settings.warehouse).version() == before  # no commit at all

@@ -9,7 +9,7 @@ import shutil
 import polars as pl
 import pytest
 
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
 from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot

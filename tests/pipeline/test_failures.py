@@ -8,7 +8,7 @@ import shutil
 import polars as pl
 import pytest
 
-from flows.runs import backfill_run
+from flows.nightly import backfill_run
 from flows.settings import Settings
 from flows.steps import StepContext, bridge, face_a_face, simultane
 from flows.steps.context import bronze_table

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from flows import cli
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.warehouse import Warehouse
-from tests_support import ORACLES, PUBLISHED, SAMPLE, assert_same, snapshot
+from tests_support import ORACLES, PUBLISHED, SAMPLE, assert_same, fail_at, snapshot
 
 
 def sql(capsys, warehouse: Path, query: str) -> pl.DataFrame:
@@ -151,10 +151,10 @@ def test_a_failure_before_the_swap_publishes_nothing_and_the_rerun_completes(
 
     for path in later.iterdir():
         shutil.move(path, landing / path.name)
-    monkeypatch.setenv("_DUPLIRANK_FAIL_AT", "before_swap")
-    with pytest.raises(RuntimeError, match="injected failure before_swap"):
-        nightly_run(settings)
-    monkeypatch.delenv("_DUPLIRANK_FAIL_AT")
+    with monkeypatch.context() as patch:
+        fail_at(patch, "before_swap")
+        with pytest.raises(RuntimeError, match="injected failure before_swap"):
+            nightly_run(settings)
     assert Warehouse(root).version() == version
     assert_same(snapshot(root), published, PUBLISHED)
 

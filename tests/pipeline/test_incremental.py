@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings, SiteOptions
 from flows.storage.warehouse import Warehouse
 from flows.tools.synthetic.face_a_face import ff_lines

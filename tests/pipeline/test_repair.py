@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from flows import cli
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.steps.context import bronze_table
 from flows.storage.published import DamagedFile

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.runs import nightly_run
+from flows.nightly import nightly_run
 from flows.settings import Settings
 from tests_support import PUBLISHED, SAMPLE, assert_same, snapshot
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.runs import ingest_run, nightly_run
+from flows.nightly import nightly_run
+from flows.runs import ingest_run
 from flows.settings import Settings
 from flows.storage import manifest as mf
 from flows.storage.warehouse import Warehouse
@@ -22,14 +23,18 @@ from flows.storage.warehouse import Warehouse
 from .conftest import same, snapshot_all
 
 ROOT = Path(__file__).resolve().parents[2]
+FAULTY_CLI = Path(__file__).resolve().parent / "faulty_cli.py"
 LAYERS = ("bronze", "silver", "gold", "quarantine", "meta")
 
 
-def run_cli(*args: str, env: dict | None = None, preexec_fn=None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, env: dict | None = None, preexec_fn=None, fault: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """`duplirank ARGS` as the command runs it (supervised); `-q` for the commands that show
-    progress."""
+    progress. `fault`: a fault of tests/storage/faulty_cli.py (e.g. `("abort", POINT)`)."""
+    command = [str(FAULTY_CLI), *fault, "--"] if fault else ["-m", "flows.cli"]
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
+        [sys.executable, *command, *args],
         cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True,
         timeout=180, preexec_fn=preexec_fn,
     )  # fmt: skip
@@ -64,20 +69,20 @@ def first_night(states, tmp_path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("seam", "death"),
+    ("fault", "death"),
     [
-        ("_DUPLIRANK_ABORT_AT", "was aborted (SIGABRT)"),
-        ("_DUPLIRANK_CRASH_AT", "was killed (SIGKILL)"),
+        ("abort", "was aborted (SIGABRT)"),
+        ("kill", "was killed (SIGKILL)"),
     ],
 )
 def test_a_run_that_dies_before_its_swap_ends_with_one_line_and_leaves_nothing(
-    states, first_night, api_env, seam, death
+    states, first_night, api_env, fault, death
 ):
     _, landing, before, after = states
     version = Warehouse(first_night).version()
-    env = {**api_env, seam: "before_manifest"}  # every file and the views database staged
+    # every file and the views database staged
     done = run_cli("nightly", "-q", "--no-show", "--warehouse", str(first_night), "--landing",
-                   str(landing), env=env)  # fmt: skip
+                   str(landing), env=api_env, fault=(fault, "before_manifest"))  # fmt: skip
     lines = done.stderr.splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1, done.stderr
@@ -99,9 +104,8 @@ def test_a_run_that_dies_after_its_swap_says_its_publication_is_current(
 ):
     _, landing, _, after = states
     version = Warehouse(first_night).version()
-    env = {**api_env, "_DUPLIRANK_ABORT_AT": "after_swap"}
     done = run_cli("nightly", "-q", "--no-show", "--warehouse", str(first_night), "--landing",
-                   str(landing), env=env)  # fmt: skip
+                   str(landing), env=api_env, fault=("abort", "after_swap"))  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"duplirank nightly: the run was aborted (SIGABRT): a library stopped the process, most "

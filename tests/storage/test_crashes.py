@@ -1,6 +1,10 @@
-"""Kill a real nightly (SIGKILL) at every publish step and at random moments: after each,
-every table is as before the run or as after it, no process is left, and the next run gives
-the tables of an uninterrupted run. SIGTERM and Ctrl-C stop a run cleanly."""
+"""Kill a real nightly (SIGKILL) at every publish step and at random moments of its work: after
+each, every table is as before the run or as after it, no process is left, and the next run
+gives the tables of an uninterrupted run. SIGTERM and Ctrl-C stop a run cleanly.
+
+The runs are the command line started through `faulty_cli.py`, which patches the seams of the
+warehouse's transaction: a kill at a point of the commit, or a pause at a chosen staged write
+that the test ends with SIGKILL (so the kill always lands before the run ends)."""
 
 from __future__ import annotations
 
@@ -15,19 +19,23 @@ from pathlib import Path
 
 import pytest
 
-from flows.runs import nightly_run
+from flows.nightly import nightly_run
 from flows.settings import Settings
 
 from .conftest import same, snapshot_all
 
 ROOT = Path(__file__).resolve().parents[2]
+FAULTY_CLI = Path(__file__).resolve().parent / "faulty_cli.py"
 POINTS = ["before_manifest", "before_views", "before_swap", "after_swap"]
+# the second night's staged writes (50 data files) and commit points (4): a random moment of
+# the run is the pause at one of them
+MOMENTS = 54
 
 
-def start_nightly(root: Path, landing: Path, env: dict) -> subprocess.Popen:
+def start_nightly(root: Path, landing: Path, env: dict, fault: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "nightly", "--no-show", "--warehouse", str(root),
-         "--landing", str(landing)],
+        [sys.executable, str(FAULTY_CLI), *fault, "--", "nightly", "--no-show", "--warehouse",
+         str(root), "--landing", str(landing)],
         cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
@@ -61,7 +69,7 @@ def api_env(harness) -> dict:
     return {"PREFECT_API_URL": PREFECT_API_URL.value()}
 
 
-def killed_then_rerun(states, tmp_path, run, ends=(-signal.SIGKILL, 0)) -> None:
+def killed_then_rerun(states, tmp_path, run, ends=(-signal.SIGKILL,)) -> None:
     before_root, landing, before, after = states
     root = tmp_path / "wh"
     shutil.copytree(before_root, root, symlinks=True)
@@ -76,17 +84,24 @@ def killed_then_rerun(states, tmp_path, run, ends=(-signal.SIGKILL, 0)) -> None:
 
 @pytest.mark.parametrize("point", POINTS)
 def test_sigkill_at_each_publish_step(states, tmp_path, point, api_env):
-    env = {**api_env, "_DUPLIRANK_CRASH_AT": point}
     # the run's process is killed; the process watching it (flows/supervise.py) ends with 2
-    run = lambda root, landing: start_nightly(root, landing, env)  # noqa: E731
+    def run(root, landing):
+        return start_nightly(root, landing, api_env, ["kill", point])
+
     killed_then_rerun(states, tmp_path, run, ends=(2,))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sigkill_at_a_random_moment(states, tmp_path, seed, api_env):
+    moment = random.Random(seed).randint(1, MOMENTS)
+    paused = tmp_path / "paused"
+
     def run(root, landing):
-        proc = start_nightly(root, landing, api_env)
-        time.sleep(random.Random(seed).uniform(0.5, 6.0))
+        proc = start_nightly(root, landing, api_env, ["pause", str(moment), str(paused)])
+        deadline = time.monotonic() + 60
+        while not paused.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert paused.exists(), f"the run never reached moment {moment} of {MOMENTS}"
         os.killpg(proc.pid, signal.SIGKILL)
         return proc
 

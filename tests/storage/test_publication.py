@@ -271,7 +271,7 @@ def test_a_bronze_partition_is_compacted_once_it_holds_many_files(tmp_path):
     """A nightly scores the bronze it has just ingested without rewriting it; a partition of
     more than COMPACT_FILES files (one per chunk of each delivery) is rewritten as one."""
     from flows.ingest.options import IngestOptions
-    from flows.runs import nightly_run
+    from flows.nightly import nightly_run
     from flows.settings import Settings
     from flows.steps.context import COMPACT_FILES
 

@@ -14,7 +14,7 @@ import pytest
 
 from flows.artifacts import summary_markdown
 from flows.cli import main
-from flows.runs import backfill_run, nightly_run
+from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings
 from flows.storage.catalog import tables as tables_of_catalog
 from flows.storage.retention import verify

@@ -8,7 +8,7 @@ import threading
 
 import duckdb
 
-from flows.runs import nightly_run
+from flows.nightly import nightly_run
 from flows.settings import Settings
 from flows.tools.query import run_sql
 

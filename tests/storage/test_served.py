@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.runs import nightly_run, site_problem
+from flows.nightly import nightly_run
+from flows.runs import site_problem
 from flows.settings import Settings
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse

@@ -19,6 +19,7 @@ from datetime import date
 import polars as pl
 
 from transforms.bridge.contracts import contract_level, normal_contract
+from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES
 
 TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
@@ -243,7 +244,7 @@ def parse_pbn(
         "options": None,
         "boards_per_round": None,
         "movement": None,
-        "raw_month": None,  # the storage partition, given by ingest
+        RAW_MONTH: None,  # the storage partition, given by ingest
         "extra": json.dumps(extra, ensure_ascii=False),
         "source_file": source,
         "line_no": games[0].line_no if games else 1,
@@ -262,7 +263,7 @@ def parse_pbn(
             "declarer": r.get("declarer"),
             "result": r.get("result"),
             "adjusted": r.get("adjusted"),
-            "raw_month": None,  # the storage partition, given by ingest
+            RAW_MONTH: None,  # the storage partition, given by ingest
             "extra": json.dumps(r["extra"], sort_keys=True, ensure_ascii=False)
             if r["extra"]
             else None,

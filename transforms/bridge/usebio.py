@@ -26,6 +26,7 @@ import polars as pl
 
 from transforms.bridge.contracts import normal_contract
 from transforms.bridge.pbn import relative_result
+from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES
 
 # EVENT_TYPE -> the duplirank method (cross-IMPs averaged when SCORING_METHOD says so)
@@ -160,7 +161,7 @@ def parse_usebio(data: bytes, source: str, event_id: str, delivery: int = 0) -> 
         "options": None,
         "boards_per_round": None,
         "movement": {"1": "one_winner", "2": "two_winner"}.get(meta["WINNER_TYPE"]),
-        "raw_month": None,  # the storage partition, given by ingest
+        RAW_MONTH: None,  # the storage partition, given by ingest
         "extra": json.dumps({k: v for k, v in extra.items() if v}, ensure_ascii=False),
         "source_file": source,
         "line_no": 1,
@@ -170,7 +171,7 @@ def parse_usebio(data: bytes, source: str, event_id: str, delivery: int = 0) -> 
         r
         | {
             "event_id": event_id,
-            "raw_month": None,
+            RAW_MONTH: None,
             "source_file": source,
             "line_no": n,
             "delivery": delivery,

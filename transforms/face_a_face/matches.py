@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from transforms.calendar import RAW_MONTH
 from transforms.face_a_face.match_points import outcome, with_match_points
 from transforms.face_a_face.options import FaceAFaceOptions
 from transforms.face_a_face.ranking import one_ranked_match_per_key
@@ -60,7 +61,7 @@ def score_matches(
         "match_id", "month", "match_type", "player_a", "player_b"
     )
     sided = (
-        with_unfinished(deals.select(*DEAL_COLUMNS, pl.col("raw_month").alias("deal_month")), opts)
+        with_unfinished(deals.select(*DEAL_COLUMNS, pl.col(RAW_MONTH).alias("deal_month")), opts)
         .with_columns((pl.col("points_made") - pl.col("points_conceded")).alias("d"))
         .join(live, on="match_id", how="left")
         .with_columns(

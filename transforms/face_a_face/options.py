@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from transforms.option_checks import OptionError, check_options
+from transforms.option_checks import PLATFORM_TIMEZONE, OptionError, check_options
 
 MATCH_TYPES = ("classique", "attaque", "attaque_surcontrat")
 
@@ -38,7 +38,7 @@ class FaceAFaceOptions:
     best_per_category: int = 6
     divisor: int = 12
     points_decimals: int = 2  # points are shown (and ties compared) at this precision
-    timezone: str = "Europe/Paris"
+    timezone: str = PLATFORM_TIMEZONE
     pool_attack_types: bool = True  # attaque + attaque_surcontrat form one category "attaque"
 
     # bounds of the numbers (inclusive; None = open), checked on every construction

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from transforms.option_checks import check_options
+from transforms.option_checks import PLATFORM_TIMEZONE, check_options
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class SimultaneOptions:
     block_deals: int = 20  # a result of the % cumul is a block of 20 consecutive deals
     indice_best: int = 20  # Indice = sum of the 20 best results of the month / 20
     victoire_best: int = 10  # Victoire = sum of the 10 best won results of the month / 10
-    timezone: str = "Europe/Paris"  # months and days are calendar ones in this zone
+    timezone: str = PLATFORM_TIMEZONE  # months and days are calendar ones in this zone
 
     # bounds of the numbers (inclusive; None = open), checked on every construction
     RANGES: ClassVar[dict[str, tuple[float | None, float | None]]] = {

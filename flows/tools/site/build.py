@@ -77,7 +77,7 @@ def build_site(
     lang: str = "fr",
     previous: Path | str | None = None,
     *,
-    timezone: str = "Europe/Paris",
+    timezone: str = SimultaneOptions.timezone,
     window_results: int = SimultaneOptions.window_results,
 ) -> SiteReport:
     """Write the whole site into `out_dir` (created; must be new or empty) from the published
@@ -466,7 +466,7 @@ def publish_site(
     out: Path | str,
     lang: str = "fr",
     *,
-    timezone: str = "Europe/Paris",
+    timezone: str = SimultaneOptions.timezone,
     window_results: int = SimultaneOptions.window_results,
 ) -> SiteReport:
     """Build into a staging folder beside `out` (reusing `out`'s unchanged pages), then swap

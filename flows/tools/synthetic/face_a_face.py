@@ -40,6 +40,7 @@ from flows.tools.synthetic.contree import (
     random_hand,
 )
 from flows.tools.synthetic.platform import BOT, PARIS, dumps, utc
+from transforms.calendar import RAW_MONTH
 from transforms.face_a_face.options import MATCH_TYPES, FaceAFaceOptions
 from transforms.record_types import RECORD_TYPES
 
@@ -386,7 +387,7 @@ def ff_frames(
 
 def _bronze(frame: pl.DataFrame, record_type: str) -> pl.DataFrame:
     schema = RECORD_TYPES[record_type].schema()
-    meta = {"raw_month": None, "extra": None, "source_file": "bench", "line_no": 0, "delivery": 0}
+    meta = {RAW_MONTH: None, "extra": None, "source_file": "bench", "line_no": 0, "delivery": 0}
     return frame.with_columns(pl.lit(v, schema[k]).alias(k) for k, v in meta.items()).select(
         pl.col(k).cast(t) for k, t in schema.items()
     )
