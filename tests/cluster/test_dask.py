@@ -15,8 +15,9 @@ from flows.nightly import nightly
 from flows.prefect_server import prefect_api
 from flows.runs import nightly_run
 from tests.storage.conftest import same, snapshot_all
+from tests_support import SAMPLE
 
-from .conftest import SAMPLE, dask_settings, settings
+from .conftest import dask_settings, settings
 
 
 def test_a_nightly_on_a_local_dask_cluster_gives_the_tables_of_the_default_runner(
