@@ -17,8 +17,9 @@ from flows import nightly as flows_nightly
 from flows.nightly import nightly, nightly_run
 from flows.prefect_server import prefect_api
 from tests.storage.conftest import same, snapshot_all
+from tests_support import SAMPLE
 
-from .conftest import SAMPLE, dask_settings, settings
+from .conftest import dask_settings, settings
 
 
 def where_it_ran(fn, name: str, folder: Path):

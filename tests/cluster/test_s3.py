@@ -20,9 +20,9 @@ from flows.storage.retention import collect_garbage
 from flows.storage.store import Conflict
 from flows.storage.warehouse import Warehouse
 from tests.storage.conftest import same, snapshot_all
-from tests_support import fail_at
+from tests_support import SAMPLE, fail_at
 
-from .conftest import SAMPLE, settings, split_landing
+from .conftest import settings, split_landing
 
 
 def test_nightlies_and_a_backfill_on_s3_give_the_tables_of_a_local_folder(s3, tmp_path, capsys):
