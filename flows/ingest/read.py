@@ -87,7 +87,9 @@ class RemoteFile:
     def stat(self) -> _Stat:
         return _Stat(self.size, self.mtime_ns)
 
-    def open(self) -> IO[bytes]:
+    def open(self, mode: str = "rb") -> IO[bytes]:
+        if mode != "rb":
+            raise ValueError(f"{self}: a landing object is only read (mode 'rb', not {mode!r})")
         return self.store.open(self.key)
 
     def read_bytes(self) -> bytes:
