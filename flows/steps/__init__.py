@@ -7,11 +7,12 @@ the first changed month (history_step) → one publication (flows/storage)
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 from flows.steps import bridge, face_a_face, simultane
-from flows.steps.budget import budgeted, whole
+from flows.steps.budget import Budgeted, whole
 from flows.steps.context import COMPETITIONS, StepContext, partition_rows
 from flows.storage.operations import Operation
 
@@ -37,11 +38,15 @@ def _steps(competition: str, month, history=None, sharded: Sharded | None = None
     """A competition's steps, each run within the process's memory budget (budget.py): a
     partition weighs its bronze rows, a history (or a shard of one) the whole budget."""
     return Steps(
-        budgeted(month, lambda ctx, part: partition_rows(ctx, competition, part)),
-        budgeted(history, whole) if history else None,
-        sharded and Sharded(sharded.plan, budgeted(sharded.shard, whole),
-                            budgeted(sharded.finish, whole)),
+        Budgeted(month, functools.partial(_partition_rows, competition)),
+        Budgeted(history, whole) if history else None,
+        sharded and Sharded(sharded.plan, Budgeted(sharded.shard, whole),
+                            Budgeted(sharded.finish, whole)),
     )  # fmt: skip
+
+
+def _partition_rows(competition: str, ctx: StepContext, part: str) -> int:
+    return partition_rows(ctx, competition, part)
 
 
 STEPS: dict[str, Steps] = {

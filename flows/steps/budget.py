@@ -65,17 +65,19 @@ class Budget:
 BUDGET = Budget(cpus())
 
 
-def budgeted(step: Callable, rows: Callable[..., int]) -> Callable:
+class Budgeted:
     """`step(ctx, *args)` run within the process's budget, weighing `rows(ctx, *args)` rows
-    (the rows it reads: a whole history weighs `ctx.settings.batch_rows`, the most)."""
+    (the rows it reads: a whole history weighs `ctx.settings.batch_rows`, the most). A class,
+    not a closure: a Dask task that refers to the steps pickles them by reference, and the
+    budget (its lock) stays in each process."""
 
-    @functools.wraps(step)
-    def run(ctx, *args):
-        limit = ctx.settings.batch_rows
-        with BUDGET.take(rows(ctx, *args), limit):
-            return step(ctx, *args)
+    def __init__(self, step: Callable, rows: Callable[..., int]) -> None:
+        self.step, self.rows = step, rows
+        functools.update_wrapper(self, step)
 
-    return run
+    def __call__(self, ctx, *args):
+        with BUDGET.take(self.rows(ctx, *args), ctx.settings.batch_rows):
+            return self.step(ctx, *args)
 
 
 def whole(ctx, *args) -> int:
