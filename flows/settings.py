@@ -14,7 +14,6 @@ of these into one `UserError` line naming the setting and its variable.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import os
@@ -77,6 +76,7 @@ class SiteOptions:
 
 
 ENV_PREFIX = "DUPLIRANK_"
+DEFAULT_CRON = "30 3 * * *"  # every night at 03:30
 NESTED = "__"
 
 
@@ -120,7 +120,7 @@ class Settings(BaseModel):
     batch_rows: int = Field(
         5_000_000, gt=0, description="rows scored at once; bigger months are split (memory bound)"
     )
-    nightly_cron: str = Field("30 3 * * *", description="schedule of `duplirank serve`")
+    nightly_cron: str = Field(DEFAULT_CRON, description="schedule of `duplirank serve`")
     log_dir: Path = Field(default_factory=log_dir, description="one log file per run")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
@@ -160,7 +160,10 @@ class Settings(BaseModel):
 
 
 def check_cron(text: str) -> None:
-    """A five-field cron line (what `duplirank serve` gives Prefect), or OptionError."""
+    """A five-field cron line (what `duplirank serve` gives Prefect), or OptionError. The
+    default is one (cronsim is loaded only for another)."""
+    if text == DEFAULT_CRON:
+        return
     from cronsim import CronSim, CronSimError
 
     if len(text.split()) != 5:
@@ -272,6 +275,8 @@ def unknown_variables(environ: dict[str, str]) -> None:
     for variable in sorted(environ):
         upper = variable.upper()
         if upper.startswith(ENV_PREFIX) and upper[len(ENV_PREFIX) :] not in known:
+            import difflib
+
             rest = upper[len(ENV_PREFIX) :]
             close = (
                 difflib.get_close_matches(rest, known, n=1, cutoff=0.7)
@@ -287,6 +292,8 @@ def unknown_variables(environ: dict[str, str]) -> None:
 
 def _nearest(dotted: str) -> str:
     """`: did you mean simultane.indice_best?` for a name of pyproject.toml, or ''."""
+    import difflib
+
     names = [n[len(ENV_PREFIX) :].lower().replace(NESTED, ".") for n in env_names()]
     close = (
         difflib.get_close_matches(dotted, names, n=1, cutoff=0.7)
