@@ -148,12 +148,10 @@ def test_sources_merge_flags_over_variables_over_pyproject(tmp_path, monkeypatch
     monkeypatch.setenv("DUPLIRANK_SIMULTANE__BLOCK_DEALS", "12")  # over the JSON's key
     monkeypatch.setenv("DUPLIRANK_LANDING", "")  # empty: ignored
     s = load_settings(warehouse=tmp_path / "w")
-    assert (s.timezone, s.batch_rows, s.warehouse, s.landing) == (
-        "UTC", 8, tmp_path / "w", Path("data/landing")
-    )
-    assert (s.simultane.indice_best, s.simultane.window_days, s.simultane.block_deals) == (
-        5, 31, 12
-    )
+    assert (s.timezone, s.batch_rows, s.landing) == ("UTC", 8, Path("data/landing"))
+    assert s.warehouse == tmp_path / "w"
+    simultane = s.simultane
+    assert (simultane.indice_best, simultane.window_days, simultane.block_deals) == (5, 31, 12)
     site = Settings(site=settings_module.SiteOptions(enabled=False)).site  # given whole
     assert site.enabled is False
 
