@@ -317,8 +317,9 @@ def quiet_nightly(settings, as_of, start_run) -> QuietNight | None:
         parameters = {
             "landing": _location(settings.landing),
             "warehouse": _location(settings.warehouse),
+            "project": None,
             "as_of": None,
-        }
+        }  # as Prefect records those of a nightly the command runs
         record_flow_run(api, night, parameters, summary_markdown(night, {}, "nightly"))
     return night
 

@@ -132,3 +132,33 @@ def test_the_command_loads_neither_polars_nor_prefect(published, tmp_path):
     assert done.stdout.splitlines()[-1] == "0 []"
     assert "nothing new to publish" in done.stdout
     assert "nothing-new check" in done.stderr
+
+
+def test_the_night_is_recorded_as_a_completed_flow_run_with_its_summary(harness, published):
+    import asyncio
+
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.nothing_new import record_flow_run
+
+    night = quiet_night(published)
+    parameters = {"landing": "/in", "warehouse": "/wh", "project": None, "as_of": None}
+    run_id = record_flow_run(PREFECT_API_URL.value(), night, parameters, "# the summary\n")
+
+    async def recorded():
+        async with get_client() as client:
+            run = await client.read_flow_run(run_id)
+            flow = await client.read_flow(run.flow_id)
+            artifacts = await client.read_artifacts(
+                artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[run.id]))
+            )
+        return run, flow, artifacts
+
+    run, flow, artifacts = asyncio.run(recorded())
+    assert flow.name == "nightly" and run.parameters == parameters
+    assert run.state.is_completed() and run.state.message == "nothing new to publish"
+    assert [(a.key, a.type, a.data) for a in artifacts] == [
+        ("duplirank-run-summary", "markdown", "# the summary\n")
+    ]
