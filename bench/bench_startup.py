@@ -10,9 +10,11 @@ alternate the commands and the floors, median of `--repeat` rounds:
   - `duplirank sql "select 1"` on a warehouse holding 5 ingested lines;
   - `duplirank ingest` of a 5-line Simultané file into a new warehouse;
   - `duplirank nightly` with nothing new (the landing `data/sample`, already published) against
-    a Prefect server this script starts (production keeps one running);
-  - the same nightly with no `PREFECT_API_URL` (`make run`: duplirank starts Prefect's temporary
-    server for the run and stops it after), `--server-repeat` rounds: it takes seconds.
+    a Prefect server this script starts (production keeps one running): told before the
+    pipeline and Prefect are loaded, the night recorded as a flow run over the REST API
+    (`flows/nothing_new.py`);
+  - the same nightly with no `PREFECT_API_URL` (`make run`: a run that has something to do
+    starts Prefect's temporary server; one with nothing new, none), `--server-repeat` rounds.
 Each figure is also given as a ratio to the Python + DuckDB floor of the same rounds, which
 moves with the machine as the goals' 0.15 s does.
 

@@ -17,11 +17,13 @@ import contextlib
 import functools
 import logging
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from flows import progress
 from flows.errors import UserError
+
+if TYPE_CHECKING:  # Polars is loaded for the ranking tables only
+    import polars as pl
 
 SUMMARY_KEY = "duplirank-run-summary"
 MAX_REASONS = 12
@@ -115,6 +117,8 @@ def summary_markdown(summary, reasons: dict[str, int], flow: str) -> str:
 
 def _jsonable(frame: pl.DataFrame) -> list[dict]:
     """Rows of a frame with dates, times and decimals as JSON-friendly values."""
+    import polars as pl
+
     return frame.with_columns(
         pl.col(pl.Date, pl.Datetime, pl.Time, pl.Duration).cast(pl.String),
         pl.col(pl.Decimal).cast(pl.Float64),

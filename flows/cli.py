@@ -233,10 +233,16 @@ def cmd_nightly(args) -> int:
     settings = _settings(args)
     _existing_folder(settings.landing, "landing folder")
     _new_folder_allowed(settings.warehouse, "warehouse")
-    _start_run("nightly", settings, prefect=True)
-    from flows.nightly import nightly
+    from flows.nothing_new import quiet_nightly  # nothing new: no pipeline, no flow to run
 
-    summary = nightly(settings=settings, as_of=args.date)
+    summary = quiet_nightly(
+        settings, args.date, lambda: _start_run("nightly", settings, prefect=False)
+    )
+    if summary is None:
+        _start_run("nightly", settings, prefect=True)
+        from flows.nightly import nightly
+
+        summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
         from flows.tools.report import rankings_text

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from flows import progress
 from flows.errors import UserError
+from flows.nothing_new import site_leftovers, site_problem
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions
@@ -293,37 +294,6 @@ def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
         progress.note(summary.site)
 
 
-def site_problem(wh: Warehouse, settings: Settings) -> str | None:
-    """What is wrong with the results site as served (None: it is the current publication's,
-    unchanged since built, with no staging folder left beside it, or there is no site). A
-    cheap check: the
-    fingerprint recorded in the publication's manifest against the site's page index, which holds
-    the digest of every page."""
-    from flows.tools.site.build import PAGE_INDEX
-
-    if not settings.site.enabled:
-        return None
-    pointer = wh.publication()
-    if pointer is None:
-        return None
-    if wh.root is not None and _site_leftovers(wh.root):
-        return "a staging folder of an interrupted rebuild is left"
-    try:
-        index = wh.store.read_bytes(f"site/{PAGE_INDEX}")
-    except FileNotFoundError:
-        return None  # no site is served (never built: the setting was off)
-    recorded = wh.manifest().get("site")  # the fingerprint of the site built from it
-    if recorded is None:
-        return "not built from the current publication"
-    if hashlib.sha256(index).hexdigest() != recorded:
-        return "changed since it was built"
-    return None
-
-
-def _site_leftovers(root: Path) -> list[Path]:
-    return [*root.glob(".site.staging-*"), *root.glob(".site.old-*")]
-
-
 def repair_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
     """Rebuild the results site if `site_problem` finds it is not what the current publication
     serves (a run killed during its rebuild, a damaged page index). The caller holds the lock."""
@@ -354,7 +324,7 @@ def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
 
     pointer = wh.publication()
     if wh.root is not None:
-        for leftover in _site_leftovers(wh.root):  # of a run killed while it rebuilt the site
+        for leftover in site_leftovers(wh.root):  # of a run killed while it rebuilt the site
             shutil.rmtree(leftover, ignore_errors=True)
         report = make(wh.root / "site")
         text = report.text()

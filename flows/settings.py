@@ -14,7 +14,7 @@ of these into one `UserError` line naming the setting and its variable.
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import json
 import math
 import os
 import typing
@@ -26,16 +26,11 @@ from typing import Annotated, Any
 from pydantic import (
     BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    PyprojectTomlConfigSettingsSource,
-    SettingsConfigDict,
 )
 
 from flows.cluster_options import ClusterOptions
@@ -81,6 +76,7 @@ class SiteOptions:
 
 
 ENV_PREFIX = "DUPLIRANK_"
+DEFAULT_CRON = "30 3 * * *"  # every night at 03:30
 NESTED = "__"
 
 
@@ -99,14 +95,11 @@ def _location(value: Any) -> Any:
 Location = Annotated[Path | str, BeforeValidator(_location)]
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter=NESTED,
-        pyproject_toml_table_header=("tool", "duplirank"),
-        extra="forbid",
-        env_ignore_empty=True,
-    )
+class Settings(BaseModel):
+    """Built from the values given (flags), over the environment, over `pyproject.toml`
+    (`_sources`), every value checked; defaults checked too."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     warehouse: Location = Field(
         Path("data/warehouse"), description="warehouse folder, or s3://bucket/prefix"
@@ -127,7 +120,7 @@ class Settings(BaseSettings):
     batch_rows: int = Field(
         5_000_000, gt=0, description="rows scored at once; bigger months are split (memory bound)"
     )
-    nightly_cron: str = Field("30 3 * * *", description="schedule of `duplirank serve`")
+    nightly_cron: str = Field(DEFAULT_CRON, description="schedule of `duplirank serve`")
     log_dir: Path = Field(default_factory=log_dir, description="one log file per run")
     simultane: SimultaneOptions = SimultaneOptions()
     face_a_face: FaceAFaceOptions = FaceAFaceOptions()
@@ -138,16 +131,8 @@ class Settings(BaseSettings):
     retention: RetentionOptions = RetentionOptions()  # official publications kept
     cluster: ClusterOptions = ClusterOptions()  # where tasks run (--runner dask)
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, PyprojectTomlConfigSettingsSource(settings_cls))
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**_sources(type(self), values))
 
     @model_validator(mode="before")
     @classmethod
@@ -175,7 +160,10 @@ class Settings(BaseSettings):
 
 
 def check_cron(text: str) -> None:
-    """A five-field cron line (what `duplirank serve` gives Prefect), or OptionError."""
+    """A five-field cron line (what `duplirank serve` gives Prefect), or OptionError. The
+    default is one (cronsim is loaded only for another)."""
+    if text == DEFAULT_CRON:
+        return
     from cronsim import CronSim, CronSimError
 
     if len(text.split()) != 5:
@@ -186,6 +174,68 @@ def check_cron(text: str) -> None:
         CronSim(text, datetime(2026, 1, 1))
     except CronSimError as err:
         raise OptionError("nightly_cron", f"{text!r} is not a valid cron line ({err})") from None
+
+
+def _sources(model: type, given: dict[str, Any]) -> dict[str, Any]:
+    """The raw values of `model`'s fields: `given` over the environment over `[tool.duplirank]`
+    of `./pyproject.toml`, sections merged key by key (a section given whole replaces it)."""
+    return _merge(_merge(_pyproject(), _environment(model, os.environ)), given)
+
+
+def _environment(model: type, environ: dict[str, str]) -> dict[str, Any]:
+    """The values the environment gives `model`'s fields: `DUPLIRANK_NAME` (any case; empty
+    ignored), a section as a JSON object, or key by key as `DUPLIRANK_SECTION__KEY`."""
+    found = {k.lower(): v for k, v in environ.items() if v != ""}
+    values: dict[str, Any] = {}
+    for name, section in _sections(model).items():
+        variable = (ENV_PREFIX + name).lower()
+        value: Any = found.get(variable)
+        if section is not None and value is not None:
+            try:
+                value = json.loads(value)
+            except ValueError as err:
+                raise OptionError(variable.upper(), f"is not a JSON object ({err})") from None
+        nested = variable + NESTED
+        keys = {k[len(nested) :]: v for k, v in found.items() if k.startswith(nested)}
+        if keys and (value is None or isinstance(value, dict)):
+            exploded: dict[str, Any] = {}
+            for key, text in keys.items():
+                *parents, last = key.split(NESTED)
+                level = exploded
+                for parent in parents:
+                    level = level.setdefault(parent, {})
+                    if not isinstance(level, dict):
+                        break
+                else:
+                    level[last] = text
+            value = _merge(value or {}, exploded)
+        if value is not None:
+            values[name] = value
+    return values
+
+
+def _pyproject() -> dict[str, Any]:
+    """`[tool.duplirank]` of `pyproject.toml` in the working directory ({} without one)."""
+    path = Path("pyproject.toml")
+    if not path.is_file():
+        return {}
+    import tomllib
+
+    try:
+        with path.open("rb") as f:
+            table = tomllib.load(f).get("tool", {}).get("duplirank", {})
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise OptionError("pyproject.toml", f"cannot be read: {err}") from None
+    return table if isinstance(table, dict) else {}
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        old = merged.get(key)
+        both = isinstance(old, dict) and isinstance(value, dict)
+        merged[key] = _merge(old, value) if both else value
+    return merged
 
 
 def _sections(model: type) -> dict[str, type | None]:
@@ -225,6 +275,8 @@ def unknown_variables(environ: dict[str, str]) -> None:
     for variable in sorted(environ):
         upper = variable.upper()
         if upper.startswith(ENV_PREFIX) and upper[len(ENV_PREFIX) :] not in known:
+            import difflib
+
             rest = upper[len(ENV_PREFIX) :]
             close = (
                 difflib.get_close_matches(rest, known, n=1, cutoff=0.7)
@@ -240,6 +292,8 @@ def unknown_variables(environ: dict[str, str]) -> None:
 
 def _nearest(dotted: str) -> str:
     """`: did you mean simultane.indice_best?` for a name of pyproject.toml, or ''."""
+    import difflib
+
     names = [n[len(ENV_PREFIX) :].lower().replace(NESTED, ".") for n in env_names()]
     close = (
         difflib.get_close_matches(dotted, names, n=1, cutoff=0.7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,37 @@ def test_the_variable_names_derive_from_the_model(monkeypatch):
     monkeypatch.setenv("DUPLIRANK_SQL__ROW_LIMT", "5")
     with pytest.raises(UserError, match="did you mean DUPLIRANK_SQL__ROW_LIMIT"):
         load_settings()
+
+
+def test_the_default_cron_is_a_valid_one():
+    from cronsim import CronSim
+
+    assert settings_module.DEFAULT_CRON == Settings.model_fields["nightly_cron"].default
+    CronSim(settings_module.DEFAULT_CRON, datetime(2026, 1, 1))  # what check_cron skips
+
+
+def test_sources_merge_flags_over_variables_over_pyproject(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.duplirank]\ntimezone = "UTC"\nbatch_rows = 7\n'
+        "[tool.duplirank.simultane]\nindice_best = 5\nwindow_days = 30\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("duplirank_batch_rows", "8")  # any case
+    monkeypatch.setenv("DUPLIRANK_SIMULTANE", '{"window_days": 31, "block_deals": 10}')
+    monkeypatch.setenv("DUPLIRANK_SIMULTANE__BLOCK_DEALS", "12")  # over the JSON's key
+    monkeypatch.setenv("DUPLIRANK_LANDING", "")  # empty: ignored
+    s = load_settings(warehouse=tmp_path / "w")
+    assert (s.timezone, s.batch_rows, s.landing) == ("UTC", 8, Path("data/landing"))
+    assert s.warehouse == tmp_path / "w"
+    simultane = s.simultane
+    assert (simultane.indice_best, simultane.window_days, simultane.block_deals) == (5, 31, 12)
+    site = Settings(site=settings_module.SiteOptions(enabled=False)).site  # given whole
+    assert site.enabled is False
+
+
+def test_a_section_variable_that_is_not_json_is_one_line(monkeypatch):
+    text = error_of(monkeypatch, DUPLIRANK_SIMULTANE="{indice_best: 5}")
+    assert text.startswith("setting DUPLIRANK_SIMULTANE is not a JSON object") and "\n" not in text
 
 
 def test_pyproject_unknown_key_is_refused(tmp_path, monkeypatch):

@@ -105,6 +105,8 @@ def test_sql_loads_duckdb_and_no_heavy_library(tmp_path):
     assert "│ 42 │" in seen["stdout"]
     assert "duckdb" in seen["loaded"]
     assert not set(HEAVY) & set(seen["loaded"]), seen["loaded"]
+    # the settings are read without pydantic-settings (asyncio, ssl, cloud sources)
+    assert not {"pydantic_settings", "asyncio", "ssl", "pyarrow"} & set(seen["loaded"])
 
 
 def test_ingest_runs_without_prefect(tmp_path):

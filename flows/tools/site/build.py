@@ -33,6 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
+from flows.nothing_new import PAGE_INDEX
 from flows.tools.site import bridge, face_a_face, html, paths, simultane
 from flows.tools.site.fmt import num, text
 from flows.tools.site.labels import labels, month_name
@@ -50,7 +51,6 @@ from flows.tools.site.tables import Col, bodies, header
 from transforms.simultane.options import SimultaneOptions
 
 HERE = Path(__file__).resolve().parent
-PAGE_INDEX = "_pages.json"
 FORMAT = 2  # bump when the index file's layout changes
 
 
