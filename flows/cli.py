@@ -358,7 +358,7 @@ def cmd_verify(args) -> int:
 
     settings, wh = _existing_warehouse(args)
     problems = verify(wh)
-    from flows.runs import site_problem
+    from flows.tools.site.served import site_problem
 
     site = site_problem(wh, settings)
     if site is not None:
@@ -382,13 +382,12 @@ def cmd_recover(args) -> int:
     settings, wh = _existing_warehouse(args)
     with wh.store.lock(settings.lock_wait_s):
         folder = recover(wh)  # also rebuilds its views database if it must be
-        from flows.runs import Summary, repair_site
+        from flows.tools.site.served import repair_site
 
-        summary = Summary("recover", rescoring=False)
-        repair_site(wh, settings, summary)
+        site = repair_site(wh, settings)
     print(f"current publication: {folder}")
-    if summary.site:
-        print(summary.site)
+    if site:
+        print(site)
     return 0
 
 
@@ -582,8 +581,8 @@ def cmd_score(args) -> int:
 
 
 def cmd_site(args) -> int:
-    from flows.runs import site_in_warehouse
     from flows.tools.site import publish_site
+    from flows.tools.site.served import site_in_warehouse
 
     settings, wh = _existing_warehouse(args)
     if wh.publication() is None:

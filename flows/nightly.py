@@ -99,6 +99,18 @@ class Step:
         return Done(self.fn(*args))
 
 
+def _site(run: Run) -> str | None:
+    """The results site (a tool, flows/tools/site) of the publication the run just made
+    (staged, then swapped), or, with nothing published, the site served checked and rebuilt if
+    it is not the current publication's. Called under the run's lock: no other run publishes
+    meanwhile, so a site never replaces that of a newer publication."""
+    from flows.tools.site.served import refresh_site, repair_site
+
+    build = refresh_site if run.summary.published else repair_site
+    run.summary.site = build(run.wh, run.settings) or run.summary.site
+    return run.summary.site
+
+
 def _artifacts(summary: Summary, settings: Settings, flow: str) -> None:
     """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log."""
     publish_artifacts(summary, settings, flow)
@@ -119,7 +131,7 @@ history_shard = Step(runs.history_shard, "history-shard",
 history_finish = Step(runs.history_finish, "history-finish",
                       task_run_name="{competition}-finish", **RETRY)  # fmt: skip
 publish = Step(runs.publish, "publish")
-site = Step(runs.site, "site")
+site = Step(_site, "site")
 changes_announced = Step(runs.changes_announced, "changes-announced")
 artifacts = Step(_artifacts, "artifacts", plain=False)
 

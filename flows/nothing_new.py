@@ -28,13 +28,11 @@ worker) is created by Prefect itself and runs the flow as usual.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PAGE_INDEX = "_pages.json"  # in the site folder: every page and the digest of its bytes
 READ = ("ingested", "unreadable", "empty", "already_ingested")  # flows/ingest/log.py
 
 
@@ -115,6 +113,8 @@ def quiet_night(settings) -> QuietNight | None:
 
         if database_problem(wh, pointer, manifest) is not None:
             return None
+        from flows.tools.site.served import site_problem
+
         if site_problem(wh, settings) is not None:
             return None
     return QuietNight(new_run_id(), _Ingest(files))
@@ -173,34 +173,6 @@ def _logged(wh) -> dict[str, tuple[tuple, str]] | None:
 
 
 # --------------------------------------------------------------------------- the site served
-def site_problem(wh, settings) -> str | None:
-    """What is wrong with the results site as served (None: it is the current publication's,
-    unchanged since built, with no staging folder left beside it, or there is no site). A
-    cheap check: the fingerprint the publication's manifest records against the site's page
-    index, which holds the digest of every page."""
-    if not settings.site.enabled:
-        return None
-    pointer = wh.publication()
-    if pointer is None:
-        return None
-    if wh.root is not None and site_leftovers(wh.root):
-        return "a staging folder of an interrupted rebuild is left"
-    try:
-        index = wh.store.read_bytes(f"site/{PAGE_INDEX}")
-    except FileNotFoundError:
-        return None  # no site is served (never built: the setting was off)
-    recorded = wh.manifest().get("site")  # the fingerprint of the site built from it
-    if recorded is None:
-        return "not built from the current publication"
-    if hashlib.sha256(index).hexdigest() != recorded:
-        return "changed since it was built"
-    return None
-
-
-def site_leftovers(root: Path) -> list[Path]:
-    return [*root.glob(".site.staging-*"), *root.glob(".site.old-*")]
-
-
 # --------------------------------------------------------------------------- Prefect
 def prefect_server() -> str | None | bool:
     """The API URL of the Prefect server configured for this process (`PREFECT_API_URL`, in the

@@ -21,8 +21,8 @@ import polars as pl
 
 from flows.errors import UserError
 from flows.ingest.log import READ
-from flows.nightly import nightly_run
-from flows.runs import Summary, open_run, publish, site
+from flows.nightly import nightly_run, site
+from flows.runs import Summary, open_run, publish
 from flows.settings import Settings
 from flows.storage.operations import AddFile, PutFile
 from flows.storage.published import DamagedFile

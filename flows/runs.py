@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import shutil
 from collections.abc import Iterator
 from datetime import date
@@ -20,7 +19,6 @@ from pathlib import Path
 
 from flows import progress
 from flows.errors import UserError
-from flows.nothing_new import site_leftovers, site_problem
 from flows.settings import Settings
 from flows.steps import COMPETITIONS, STEPS, StepContext, ingest_step, replay_step
 from flows.steps.plan import backfill_partitions
@@ -216,18 +214,6 @@ def publish(run: Run) -> bool:
     return run.summary.published
 
 
-def site(run: Run) -> str | None:
-    """The results site of the publication the run just made (staged, then swapped), or,
-    with nothing published, the site served checked and rebuilt if it is not the current
-    publication's. Called under the run's lock: no other run publishes meanwhile, so a site
-    never replaces that of a newer publication."""
-    if run.summary.published:
-        publish_site(run.wh, run.settings, run.summary)
-    else:
-        repair_site(run.wh, run.settings, run.summary)
-    return run.summary.site
-
-
 def changes_announced(run: Run) -> dict[str, int | None]:
     """What a backfill changed of the months whose ranking was announced (in the summary)."""
     changes = announced_changes(run.wh, run.base, run.settings.timezone)
@@ -275,72 +261,6 @@ def polars_errors() -> type[Exception]:
     import polars as pl
 
     return pl.exceptions.PolarsError
-
-
-def publish_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
-    """Rebuild `<warehouse>/site/` from the new publication (staged, then swapped; only the
-    pages whose data changed are rewritten). A failure is reported, never unpublishes the
-    tables: the next run rebuilds the site."""
-    if not settings.site.enabled:
-        return
-    try:
-        with progress.stage("site"):
-            summary.site = site_in_warehouse(wh, settings.site.lang, settings)
-    except Exception as err:  # noqa: BLE001 — the tables are published; the site waits
-        from flows import runlog
-
-        runlog.logger.exception("the results site was not rebuilt")
-        summary.site = f"results site not rebuilt: {type(err).__name__}: {err}"
-        progress.note(summary.site)
-
-
-def repair_site(wh: Warehouse, settings: Settings, summary: Summary) -> None:
-    """Rebuild the results site if `site_problem` finds it is not what the current publication
-    serves (a run killed during its rebuild, a damaged page index). The caller holds the lock."""
-    problem = site_problem(wh, settings)
-    if problem is not None:
-        publish_site(wh, settings, summary)
-        if summary.site:
-            summary.site = f"results site repaired ({problem}): {summary.site}"
-
-
-def site_in_warehouse(wh: Warehouse, lang: str, settings: Settings) -> str:
-    """Rebuild `<warehouse>/site/` from the current publication; returns what it did.
-
-    On a local folder the site is built beside it and swapped in (flows/tools/site). On object
-    storage it is built in a local cache folder kept between runs (so unchanged pages are
-    reused), then mirrored object by object: only the pages whose bytes changed are uploaded,
-    the page index last, and pages that no longer exist are deleted. Each page is replaced
-    whole, but the site as a whole is not swapped atomically (S3 has no rename): during the
-    upload a reader may see some pages of the new site beside pages of the old one."""
-    from flows.tools.site import publish_site as build
-    from flows.tools.site.build import PAGE_INDEX
-
-    def make(out) -> object:
-        return build(
-            wh.scan, out, lang, timezone=settings.timezone,
-            window_results=settings.simultane.window_results,
-        )  # fmt: skip
-
-    pointer = wh.publication()
-    if wh.root is not None:
-        for leftover in site_leftovers(wh.root):  # of a run killed while it rebuilt the site
-            shutil.rmtree(leftover, ignore_errors=True)
-        report = make(wh.root / "site")
-        text = report.text()
-    else:
-        report = make(wh.store.cache_folder("site") / "site")
-        uploaded, deleted = wh.store.mirror(report.out, "site")
-        text = (
-            f"site: {report.pages} pages in {wh.store.uri('site')} ({uploaded} uploaded, "
-            f"{deleted} deleted, the others unchanged) in {report.seconds:.1f} s"
-        )
-    if pointer is not None:  # the site now served is this publication's
-        from flows.storage.served import record_site
-
-        digest = hashlib.sha256((report.out / PAGE_INDEX).read_bytes()).hexdigest()
-        record_site(wh, pointer, digest)
-    return text
 
 
 def ingest_run(settings: Settings, paths: list[Path]) -> Summary:

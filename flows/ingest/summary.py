@@ -4,8 +4,10 @@ by quarantine reason, and the files quarantined whole."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from flows.ingest.log import FileReport
+if TYPE_CHECKING:  # the nothing-new nightly reports without loading Polars
+    from flows.ingest.log import FileReport
 
 SHOWN_REASONS = 12
 

@@ -21,6 +21,8 @@ RULES = {
     "flows/tools": ("flows.runs", "flows.nightly", "flows.steps", "flows.cli"),
     "flows/ingest": (*TOOLS, "flows.runs", "flows.nightly", "flows.steps"),
     "flows/steps": (*TOOLS, "flows.runs", "flows.nightly"),
+    # the run's steps: the flows (flows/nightly.py) add the site and the artifacts
+    "flows/runs.py": (*TOOLS, "flows.nightly"),
     # storage knows nothing of the site (a tool) nor of the progress display
     "flows/storage": (*TOOLS, *PIPELINE_ABOVE_STORAGE, "flows.progress"),
 }

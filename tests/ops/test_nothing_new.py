@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from flows.nightly import nightly_run
 from flows.nothing_new import prefect_server, quiet_night, quiet_nightly
-from flows.runs import nightly_run
 from flows.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,11 +12,11 @@ import pytest
 
 from flows.cli import main
 from flows.nightly import nightly_run
-from flows.runs import site_problem
 from flows.settings import Settings
 from flows.storage.retention import verify
 from flows.storage.warehouse import Warehouse
 from flows.tools.query import run_sql
+from flows.tools.site.served import site_problem
 
 QUERY = "select month, player_id, indice, rank_indice from simultane_monthly order by all"
 

@@ -17,6 +17,7 @@ English words), `paths` (where each page lives), `build` (make, write what chang
 
 import importlib
 
+PAGE_INDEX = "_pages.json"  # in the site folder: every page and the digest of its bytes
 _NAMES = frozenset({"SiteReport", "build_site", "event_site", "publish_site"})
 
 

@@ -33,8 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
-from flows.nothing_new import PAGE_INDEX
-from flows.tools.site import bridge, face_a_face, html, paths, simultane
+from flows.tools.site import PAGE_INDEX, bridge, face_a_face, html, paths, simultane
 from flows.tools.site.fmt import num, text
 from flows.tools.site.labels import labels, month_name
 from flows.tools.site.model import (
