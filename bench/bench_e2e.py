@@ -194,9 +194,11 @@ def main() -> None:
         "cores": os.cpu_count(),
     }
     try:
-        base = environment(DUPLIRANK_LOG_DIR=str(work / "logs"),
-                           PREFECT_API_URL=os.environ["PREFECT_API_URL"],
-                           PREFECT_HOME=os.environ["PREFECT_HOME"])  # fmt: skip
+        base = environment(
+            DUPLIRANK_LOG_DIR=str(work / "logs"),
+            PREFECT_API_URL=os.environ["PREFECT_API_URL"],
+            PREFECT_HOME=os.environ["PREFECT_HOME"],
+        )
         warm_up(work, base | {"DUPLIRANK_SITE__ENABLED": "false"})
         sites = {"both": [True, False], "on": [True], "off": [False]}[args.site]
         for site in sites:

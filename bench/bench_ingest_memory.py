@@ -50,10 +50,20 @@ def run_ingest(path: Path, warehouse: Path, work: Path) -> tuple[float, float, i
     env = os.environ | {"XDG_STATE_HOME": str(work / "state")}
     start = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "ingest", str(path), "--warehouse", str(warehouse),
-         "--quiet"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "ingest",
+            str(path),
+            "--warehouse",
+            str(warehouse),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     return time.perf_counter() - start, usage.ru_maxrss / 2**20, child.returncode

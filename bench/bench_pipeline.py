@@ -131,8 +131,9 @@ def _shifted_copy(source: Path, target: Path, script: str) -> None:
     write = "gzip -1" if gz else "cat"
     subprocess.run(
         f"{read} | sed -e {shlex.quote(script)} | {write} > {shlex.quote(str(target))}",
-        shell=True, check=True,
-    )  # fmt: skip
+        shell=True,
+        check=True,
+    )
 
 
 def deliver(files: list[Path], landing: Path) -> None:
@@ -180,16 +181,20 @@ def main() -> None:
     parser.add_argument("--site", action="store_true", help="rebuild the results site too")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "pipeline")
     parser.add_argument(
-        "--stretch", type=int, default=0,
+        "--stretch",
+        type=int,
+        default=0,
         help="generate the days in stretches of this many days, each its own seed, in --jobs "
         "processes at once (0: one stretch, one process)",
-    )  # fmt: skip
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
-        "--tile", type=int, default=0,
+        "--tile",
+        type=int,
+        default=0,
         help="generate only this many days (an even number) and repeat them over the history, "
         "dates shifted (0: generate every day)",
-    )  # fmt: skip
+    )
     parser.add_argument("--label", default="", help="added to the size's key in the results")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pipeline.json")
     args = parser.parse_args()
@@ -207,10 +212,15 @@ def main() -> None:
         shutil.rmtree(partial, ignore_errors=True)
         stretch = args.stretch or made
         jobs = [
-            (partial, args.players, min(stretch, made - first), args.seed * 1000 + k,
-             START + timedelta(days=first))
+            (
+                partial,
+                args.players,
+                min(stretch, made - first),
+                args.seed * 1000 + k,
+                START + timedelta(days=first),
+            )
             for k, first in enumerate(range(0, made, stretch))
-        ]  # fmt: skip
+        ]
         if len(jobs) == 1:
             generate(partial, players=args.players, days=made, seed=args.seed, start=START)
         else:
@@ -230,8 +240,18 @@ def main() -> None:
         shutil.rmtree(warm, ignore_errors=True)
         (warm / "landing").mkdir(parents=True)
         os.environ["DUPLIRANK_SITE__ENABLED"] = "false"
-        command(["nightly", "--warehouse", str(warm / "wh"), "--landing",
-                 str(warm / "landing"), "--no-show", "-q"], work)  # fmt: skip
+        command(
+            [
+                "nightly",
+                "--warehouse",
+                str(warm / "wh"),
+                "--landing",
+                str(warm / "landing"),
+                "--no-show",
+                "-q",
+            ],
+            work,
+        )
         os.environ.pop("DUPLIRANK_SITE__ENABLED")
         runs = [one_history(files, days, h, work, args.site) for h in histories]
     finally:
@@ -250,7 +270,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "commit": subprocess.run(
             ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip(),  # fmt: skip
+        ).stdout.strip(),
         "goals": "long/short <= 1.5; new day / backfill <= 0.10; peak RSS <= 4 GiB",
     }
     # one file for the bench: each size's entry is replaced, the other sizes' are kept

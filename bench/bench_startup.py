@@ -71,8 +71,10 @@ def main() -> None:
 
     server, server_s = start_prefect_server(work)
     try:
-        env |= {"PREFECT_API_URL": os.environ["PREFECT_API_URL"],
-                "PREFECT_HOME": os.environ["PREFECT_HOME"]}  # fmt: skip
+        env |= {
+            "PREFECT_API_URL": os.environ["PREFECT_API_URL"],
+            "PREFECT_HOME": os.environ["PREFECT_HOME"],
+        }
         nightly_wh = work / "nightly"
         landing = str(ROOT / "data" / "sample")
         nightly = command("nightly", "--landing", landing, "--warehouse", str(nightly_wh))
@@ -116,7 +118,7 @@ def main() -> None:
                 {"goal_s": GOALS_S[name], "met": median(r) <= GOALS_S[name]}
                 if name in GOALS_S
                 else {}
-            )  # fmt: skip
+            )
             for name, r in runs.items()
         },
         "make_run_nothing_new_temporary_server": {

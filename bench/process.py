@@ -73,8 +73,12 @@ def timed(
     out, err = logs / f"bench-{os.getpid()}.out", logs / f"bench-{os.getpid()}.err"
     done = subprocess.run(
         [sys.executable, "-c", LAUNCHER, str(out), str(err), *cmd],
-        cwd=ROOT, env=env or environment(), capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env or environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(done.stdout)
     result["stdout"] = out.read_text(errors="replace")
     result["stderr"] = err.read_text(errors="replace")

@@ -103,10 +103,13 @@ def summary_markdown(summary, reasons: dict[str, int], flow: str) -> str:
         lines += ["", "## Published months changed", ""]
         lines += [
             f"- **{m}**: "
-            + ("rows not compared (the previous file was damaged)" if n is None else
-               f"{n} rows added, removed or changed")
+            + (
+                "rows not compared (the previous file was damaged)"
+                if n is None
+                else f"{n} rows added, removed or changed"
+            )
             for m, n in changes.items()
-        ]  # fmt: skip
+        ]
         lines += [] if changes else ["- none"]
     timings = progress.reporter().timings()
     if timings:

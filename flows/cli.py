@@ -571,9 +571,14 @@ def cmd_score(args) -> int:
 
     try:
         text = score_file(
-            Path(args.file), args.method, args.option or [], args.boards, args.format,
-            args.out, args.lang,
-        )  # fmt: skip
+            Path(args.file),
+            args.method,
+            args.option or [],
+            args.boards,
+            args.format,
+            args.out,
+            args.lang,
+        )
     except (ValueError, FileNotFoundError) as err:
         raise UserError(str(err)) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -594,9 +599,12 @@ def cmd_site(args) -> int:
             print(site_in_warehouse(wh, args.lang, settings))
             return 0
         report = publish_site(
-            wh.scan, args.out, args.lang, timezone=settings.timezone,
+            wh.scan,
+            args.out,
+            args.lang,
+            timezone=settings.timezone,
             window_results=settings.simultane.window_results,
-        )  # fmt: skip
+        )
     print(report.text())
     return 0
 
@@ -996,8 +1004,11 @@ def _give_back(args, runs: list[tuple[str, str]]) -> str:
     )
     wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0), policy)
     pointer = wh.store.read_pointer() if wh.store.exists() else None
-    state = "the warehouse has no publication" if pointer is None else (
-        f"publication {wh.version()} is current")  # fmt: skip
+    state = (
+        "the warehouse has no publication"
+        if pointer is None
+        else (f"publication {wh.version()} is current")
+    )
     if not ids:  # it had not started a run (or the command runs none)
         return state
     if pointer is not None and any(pointer.endswith(f"-{run_id}") for run_id in ids):

@@ -123,13 +123,16 @@ def _artifacts(summary: Summary, settings: Settings, flow: str) -> None:
 ingest = Step(runs.ingest, "ingest", **RETRY)
 plan_nightly = Step(runs.plan_nightly, "plan", **RETRY)
 plan_backfill = Step(runs.plan_backfill, "plan", **RETRY)
-score_partition = Step(runs.score_partition, "score-partition",
-                       task_run_name="{competition}-{part}", **RETRY)  # fmt: skip
+score_partition = Step(
+    runs.score_partition, "score-partition", task_run_name="{competition}-{part}", **RETRY
+)
 history = Step(runs.history, "history", task_run_name="{competition}-from-{first}", **RETRY)
-history_shard = Step(runs.history_shard, "history-shard",
-                     task_run_name="{competition}-shard-{shard}", **RETRY)  # fmt: skip
-history_finish = Step(runs.history_finish, "history-finish",
-                      task_run_name="{competition}-finish", **RETRY)  # fmt: skip
+history_shard = Step(
+    runs.history_shard, "history-shard", task_run_name="{competition}-shard-{shard}", **RETRY
+)
+history_finish = Step(
+    runs.history_finish, "history-finish", task_run_name="{competition}-finish", **RETRY
+)
 publish = Step(runs.publish, "publish")
 site = Step(_site, "site")
 changes_announced = Step(runs.changes_announced, "changes-announced")
@@ -433,5 +436,12 @@ def serve(settings: Settings) -> None:
     )
 
 
-__all__ = ["Summary", "backfill", "backfill_run", "deployment_values", "nightly", "nightly_run",
-           "serve"]  # fmt: skip
+__all__ = [
+    "Summary",
+    "backfill",
+    "backfill_run",
+    "deployment_values",
+    "nightly",
+    "nightly_run",
+    "serve",
+]

@@ -80,7 +80,7 @@ class TemporaryServer:
             stdout=self.log or subprocess.DEVNULL,
             stderr=self.log or subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
-        )  # fmt: skip
+        )
 
     def launch(self) -> None:
         """Start the server's process on a free port; `wait` until it answers."""

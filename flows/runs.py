@@ -102,8 +102,14 @@ class Run:
     """A run in progress: its settings, its summary, the warehouse whose lock it holds and its
     one transaction (a plain object, handed to the steps that run in the flow's process)."""
 
-    def __init__(self, settings: Settings, summary: Summary, wh: Warehouse, tx: Transaction,
-                 as_of: date | None = None):  # fmt: skip
+    def __init__(
+        self,
+        settings: Settings,
+        summary: Summary,
+        wh: Warehouse,
+        tx: Transaction,
+        as_of: date | None = None,
+    ):
         self.settings, self.summary, self.wh, self.tx, self.as_of = settings, summary, wh, tx, as_of
         self.base = tx.base  # the publication the run builds on (what its steps read)
 
@@ -112,8 +118,15 @@ class Run:
         builds on and every operation staged so far. `from_scratch`: histories recomputed
         from their first record (a backfill)."""
         tx = self.tx
-        return StepContext(self.settings, tx.run_id, self.as_of, tuple(tx.ops), base=self.base,
-                           pinned=True, from_scratch=from_scratch)  # fmt: skip
+        return StepContext(
+            self.settings,
+            tx.run_id,
+            self.as_of,
+            tuple(tx.ops),
+            base=self.base,
+            pinned=True,
+            from_scratch=from_scratch,
+        )
 
     def stage(self, ops: list[Operation]) -> None:
         """Stage a step's operations in the run's transaction (published by `publish`)."""
@@ -135,9 +148,13 @@ def open_run(settings: Settings, command: str, as_of: date | None = None) -> Ite
     wh = open_warehouse(settings)
     with (
         _no_warehouse_left_if_failed(settings),
-        wh.run(summary.run_id, settings.lock_wait_s, command=command,
-               retention=retention_policy(settings)) as tx,
-    ):  # fmt: skip
+        wh.run(
+            summary.run_id,
+            settings.lock_wait_s,
+            command=command,
+            retention=retention_policy(settings),
+        ) as tx,
+    ):
         yield Run(settings, summary, wh, tx, as_of)
 
 

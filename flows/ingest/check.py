@@ -80,6 +80,7 @@ def validate_lines(
     window: Window | None = None,
 ) -> Validated:
     """`validate_bytes` of lines (without their line ends)."""
-    data = b"".join((x if isinstance(x, bytes) else x.encode("utf-8", "surrogatepass")) + b"\n"
-                    for x in lines)  # fmt: skip
+    data = b"".join(
+        (x if isinstance(x, bytes) else x.encode("utf-8", "surrogatepass")) + b"\n" for x in lines
+    )
     return validate_bytes(data, source, delivery, known_types, window)

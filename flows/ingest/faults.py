@@ -50,8 +50,10 @@ class ResourceError(UserError):
 
 def resource_errno(err: BaseException) -> int | None:
     """The errno of a resource failure (any library's way of saying it), else None."""
-    if isinstance(err, MemoryError) or type(err).__name__ in ("ArrowMemoryError",
-                                                               "OutOfMemoryException"):  # fmt: skip
+    if isinstance(err, MemoryError) or type(err).__name__ in (
+        "ArrowMemoryError",
+        "OutOfMemoryException",
+    ):
         return errno.ENOMEM
     if isinstance(err, OSError) and err.errno in RESOURCE_ERRNOS:
         return err.errno

@@ -90,9 +90,11 @@ def read_state(wh: Warehouse) -> LogState:
     if not files:
         return LogState()
     log = pl.scan_parquet(
-        files, schema=INGEST_LOG_SCHEMA, missing_columns="insert",
+        files,
+        schema=INGEST_LOG_SCHEMA,
+        missing_columns="insert",
         storage_options=wh.store.polars_options,
-    )  # fmt: skip
+    )
     read = log.filter(pl.col("status").is_in(READ))
     shas, sizes, stats, top = pl.collect_all(
         [

@@ -247,8 +247,11 @@ def open_landing(item: Input) -> LandingFile:
                 at = os.open(part, FOLDER_FLAGS, dir_fd=at)
             except NotADirectoryError:  # a link (never followed) or a file now
                 seen = os.stat(part, dir_fd=at, follow_symlinks=False)
-                raise Changed("a symlink now" if stat.S_ISLNK(seen.st_mode) else
-                              "a folder on its way is not one now") from None  # fmt: skip
+                raise Changed(
+                    "a symlink now"
+                    if stat.S_ISLNK(seen.st_mode)
+                    else "a folder on its way is not one now"
+                ) from None
             folders.append(at)
         fd = os.open(item.parts[-1], OPEN_FLAGS, dir_fd=at)
     except OSError as err:
@@ -324,8 +327,7 @@ def list_inputs(paths: list[Path | str], exclude: Path | str | None = None) -> l
             found += _walk(path, local_exclude)
         elif path.is_file():  # named by the user: a link is followed to the file it names
             target = path.resolve()
-            found.append(Input(path, None, os.stat(target), Landing(target.parent),
-                               (target.name,)))  # fmt: skip
+            found.append(Input(path, None, os.stat(target), Landing(target.parent), (target.name,)))
         else:
             raise UserError(f"no such file or folder: {file_text(path)}")
     return sorted(found, key=lambda i: (i.path.name, str(i.path)))

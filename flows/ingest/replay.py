@@ -66,9 +66,10 @@ def replay_quarantine(ctx: Context, reason: str | None = None) -> int:
     rows = rows.collect()
     whole = set(_kept_files(ctx))
     lines = rows.filter(
-        ~pl.col("rule").is_in(NOT_REPLAYED) & ~pl.col("sha256").is_in(whole)
+        ~pl.col("rule").is_in(NOT_REPLAYED)
+        & ~pl.col("sha256").is_in(whole)
         & (pl.col("line_count").fill_null(1) == 1)
-    )  # fmt: skip
+    )
     moved = _replay_lines(ctx, lines)
     for sha in sorted(whole & set(rows["sha256"])):
         moved += _replay_file(ctx, sha, rows.filter(pl.col("sha256") == sha)["file"][0])
@@ -167,9 +168,13 @@ def _close(ctx: Context, sink: Sink) -> int:
 def _unquarantine(ctx: Context, rows: pl.DataFrame) -> None:
     """Remove quarantine rows (sha256, line_no) from the partitions they are in."""
     for (partition,), part in rows.group_by("_partition"):
-        _rewrite(ctx, partition, lambda scan, keys=part: scan.join(
-            keys.drop("_partition").lazy(), on=["sha256", "line_no"], how="anti"
-        ))  # fmt: skip
+        _rewrite(
+            ctx,
+            partition,
+            lambda scan, keys=part: scan.join(
+                keys.drop("_partition").lazy(), on=["sha256", "line_no"], how="anti"
+            ),
+        )
 
 
 def _unquarantine_file(ctx: Context, sha: str) -> None:

@@ -315,9 +315,11 @@ class _Small:
         """Whether it may wait in a batch: one chunk of UTF-8 lines."""
         chunk = self.first
         return (
-            chunk is not None and self.second is None and not chunk.special
+            chunk is not None
+            and self.second is None
+            and not chunk.special
             and self.stream.encoding == "utf-8"
-        )  # fmt: skip
+        )
 
 
 def _add_small(ctx: Context, index: int, small: _Small) -> _Small | None:

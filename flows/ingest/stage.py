@@ -168,8 +168,9 @@ class Sink:
             rt = RECORD_TYPES[record_type]
             if rt.parent is None:
                 rows = assign_partition(record_type, rows)
-                if any(c.parent and c.parent.record_type == record_type
-                       for c in RECORD_TYPES.values()):  # fmt: skip
+                if any(
+                    c.parent and c.parent.record_type == record_type for c in RECORD_TYPES.values()
+                ):
                     self.new_parents.setdefault(record_type, []).append(
                         parent_keys(record_type, rows)
                     )
@@ -226,15 +227,20 @@ class Sink:
             return 0
         schema = list(RECORD_TYPES[record_type].schema())
         months = rows[RAW_MONTH].unique()
-        parts = [(months[0], rows)] if len(months) == 1 else (  # a chunk is mostly one month
-            (month, part) for (month,), part in rows.group_by(RAW_MONTH)
-        )  # fmt: skip
+        parts = (
+            [(months[0], rows)]
+            if len(months) == 1
+            else (  # a chunk is mostly one month
+                (month, part) for (month,), part in rows.group_by(RAW_MONTH)
+            )
+        )
         for month, part in parts:
             key = f"{RAW_MONTH}={month}"
             # bronze is read whole per partition (its folder): no row-group statistics to
             # prune with, and they were a third of the cost of writing it
-            self.tx.add("bronze", bronze_table(record_type), key, part.select(schema),
-                        statistics=False)  # fmt: skip
+            self.tx.add(
+                "bronze", bronze_table(record_type), key, part.select(schema), statistics=False
+            )
             self.months.setdefault(record_type, set()).add(month)
         return rows.height
 

@@ -30,13 +30,18 @@ def ingest_usebio(ctx: Context, index: int, path: Path, name: str) -> None:
     try:
         parsed = parse_usebio(data, name, event_id, delivery=report.delivery)
     except ValueError as err:
-        stage_event_file(ctx, index, {}, [(1, data[:1024].decode("utf-8", "replace"),
-                                           str(err), "usebio")])  # fmt: skip
+        stage_event_file(
+            ctx, index, {}, [(1, data[:1024].decode("utf-8", "replace"), str(err), "usebio")]
+        )
         return
     skipped = [(1, "", reason, "usebio") for reason in parsed.skipped]
     skipped += [
-        (1, f"<{tag}>", f"unknown USEBIO element <{tag}> read past ({n}×)",
-         "usebio_unknown_element")
+        (
+            1,
+            f"<{tag}>",
+            f"unknown USEBIO element <{tag}> read past ({n}×)",
+            "usebio_unknown_element",
+        )
         for tag, n in sorted(parsed.unknown.items())
-    ]  # fmt: skip
+    ]
     stage_event_file(ctx, index, parsed.frames, skipped)

@@ -498,12 +498,13 @@ def _line_reason(encoding: str) -> pl.Expr:
         (problem == "invalid_json", pl.lit("invalid JSON"), "invalid_json"),
         (problem == "not_object", pl.lit("not a JSON object"), "not_object"),
         (type_text.is_null(), pl.lit("missing field type"), "type|nullability"),
-        (type_name.is_null(),
-         pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
-         "type|type"),
-        (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)),
-         "unknown_type"),
-    ]  # fmt: skip
+        (
+            type_name.is_null(),
+            pl.format("field type must be a string (got {})", type_text.str.slice(0, 40)),
+            "type|type",
+        ),
+        (pl.lit(True), pl.format("unknown type '{}'", type_name.str.slice(0, 40)), "unknown_type"),
+    ]
     return _first_of([(c, pl.struct(r.alias("reason"), rule=pl.lit(k))) for c, r, k in checks])
 
 
@@ -538,15 +539,17 @@ def _copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     first = line_no.copy()
     first[eligible], _ = file.lines.first_lines(
         file.mix(rows["_h1"].to_numpy()[eligible], line_no[eligible]),
-        rows["_h2"].to_numpy()[eligible], line_no[eligible],
-    )  # fmt: skip
+        rows["_h2"].to_numpy()[eligible],
+        line_no[eligible],
+    )
     copy = pl.Series(first < line_no)
     return rows.with_columns(
-        pl.when(copy).then(pl.format("duplicate of line {}", pl.Series(file.local(first))))
+        pl.when(copy)
+        .then(pl.format("duplicate of line {}", pl.Series(file.local(first))))
         .otherwise("reason")
         .alias("reason"),
         pl.when(copy).then(pl.lit("duplicate_line")).otherwise("rule").alias("rule"),
-    )  # fmt: skip
+    )
 
 
 TEXTS = REJECTED | {"_h1": pl.UInt64(), "_h2": pl.UInt64()}
@@ -595,9 +598,11 @@ def _runs(rows: pl.DataFrame, file: FileCheck, chunk: Chunk) -> pl.DataFrame:
     if json_rows.any():
         explained = [invalid_json_reason(t) for t in rows.filter(json_rows)["raw"]]
         rows = rows.with_columns(
-            pl.when(json_rows).then(pl.Series(_spread(json_rows, explained))).otherwise("reason")
+            pl.when(json_rows)
+            .then(pl.Series(_spread(json_rows, explained)))
+            .otherwise("reason")
             .alias("reason")
-        )  # fmt: skip
+        )
     return rows.select(*QUARANTINE, *RUNS)
 
 
@@ -663,9 +668,12 @@ def _with_extra(
     if look.height:  # longer than compact (spaces, escapes…): more keys than its fields'?
         known = 1 + pl.sum_horizontal(
             *(pl.col(f).is_not_null() for f in rt.fields),
-            *(pl.col(f"_t_{f}").str.count_matches(KEY_PATTERN).fill_null(0)
-              for f in rt.fields if rt.kind(f) == "obj"),
-        )  # fmt: skip
+            *(
+                pl.col(f"_t_{f}").str.count_matches(KEY_PATTERN).fill_null(0)
+                for f in rt.fields
+                if rt.kind(f) == "obj"
+            ),
+        )
         keys = key_counts(chunk.raw, look["_pos"].to_numpy())
         look = look.filter(pl.Series(keys != look.select(known).to_series().to_numpy()))
     if not look.height:  # the common case: no line has fields its type does not declare
@@ -733,9 +741,11 @@ def _same_key(
     seen = file.keys.setdefault(rt.name, Seen())
     line_no = rows["line_no"].to_numpy()
     first, first_text = seen.first_lines(
-        file.mix(hashes["k1"].to_numpy(), line_no), hashes["k2"].to_numpy(), line_no,
+        file.mix(hashes["k1"].to_numpy(), line_no),
+        hashes["k2"].to_numpy(),
+        line_no,
         rows["h1"].to_numpy(),
-    )  # fmt: skip
+    )
     rows = rows.with_columns(
         pl.Series("_first", first, dtype=pl.Int64),
         pl.Series("_first_here", file.local(first), dtype=pl.Int64),
@@ -754,7 +764,9 @@ def _same_key(
         .then(pl.format("duplicate of line {}", "_first_here"))
         .otherwise(pl.format(f"conflicting duplicate of line {{}} (same {same})", "_first_here"))
         .alias("reason"),
-        pl.when("_same_text").then(pl.lit("duplicate_line")).otherwise(pl.lit("duplicate_key"))
+        pl.when("_same_text")
+        .then(pl.lit("duplicate_line"))
+        .otherwise(pl.lit("duplicate_key"))
         .alias("rule"),
-    )  # fmt: skip
+    )
     return rows.filter(~copy).drop("_first", "_first_here", "_same_text"), copies

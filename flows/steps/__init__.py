@@ -40,9 +40,9 @@ def _steps(competition: str, month, history=None, sharded: Sharded | None = None
     return Steps(
         Budgeted(month, functools.partial(_partition_rows, competition)),
         Budgeted(history, whole) if history else None,
-        sharded and Sharded(sharded.plan, Budgeted(sharded.shard, whole),
-                            Budgeted(sharded.finish, whole)),
-    )  # fmt: skip
+        sharded
+        and Sharded(sharded.plan, Budgeted(sharded.shard, whole), Budgeted(sharded.finish, whole)),
+    )
 
 
 def _partition_rows(competition: str, ctx: StepContext, part: str) -> int:
@@ -91,5 +91,4 @@ def _mark_touched(tx, result) -> list[Operation]:
     return tx.ops
 
 
-__all__ = ["COMPETITIONS", "STEPS", "Sharded", "StepContext", "Steps", "ingest_step",
-           "replay_step"]  # fmt: skip
+__all__ = ["COMPETITIONS", "STEPS", "Sharded", "StepContext", "Steps", "ingest_step", "replay_step"]

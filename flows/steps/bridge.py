@@ -15,9 +15,12 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     from transforms.bridge.event import score_events
 
     return unit_partition_step(
-        ctx, "bridge", part, EVENT,
+        ctx,
+        "bridge",
+        part,
+        EVENT,
         score=lambda inputs: score_events(inputs).collect(),
         tables=(("silver", "bridge_board_results"), ("gold", "bridge_standings")),
         unit_types=("bridge.event",),
         month_of_unit=("bridge.event", date_month_expr("date")),
-    )  # fmt: skip
+    )

@@ -66,9 +66,11 @@ class StepContext:
         """Bronze rows of some partitions (all re-deliveries, as stored)."""
         keys = None if partitions is None else [f"{RAW_MONTH}={p}" for p in partitions]
         return self.wh.scan(
-            bronze_table(record_type), keys, RECORD_TYPES[record_type].schema(),
+            bronze_table(record_type),
+            keys,
+            RECORD_TYPES[record_type].schema(),
             list(self.pending),
-        )  # fmt: skip
+        )
 
     def current(self, record_type: str, partitions: list[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
         """Current bronze rows of some partitions (re-deliveries resolved) and the issues of the
@@ -114,8 +116,13 @@ def compact_bronze(tx: Transaction, competition: str, part: str) -> None:
     it has just written (1 M lines of a first nightly are ~23 files: rewriting them was 0.5 s,
     a sixth of the partition's scoring)."""
     for record_type in COMPETITIONS[competition]:
-        tx.compact("bronze", bronze_table(record_type), f"{RAW_MONTH}={part}",
-                   max_files=COMPACT_FILES, statistics=False)  # fmt: skip
+        tx.compact(
+            "bronze",
+            bronze_table(record_type),
+            f"{RAW_MONTH}={part}",
+            max_files=COMPACT_FILES,
+            statistics=False,
+        )
 
 
 def buckets(rows: int, batch_rows: int) -> int:

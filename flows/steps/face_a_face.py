@@ -23,13 +23,17 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
 
     opts = ctx.settings.face_a_face_options()
     return unit_partition_step(
-        ctx, "face_a_face", part, MATCH,
-        score=lambda inputs: score_matches({t: f.lazy() for t, f in inputs.items()}, opts)
-        .collect(),
+        ctx,
+        "face_a_face",
+        part,
+        MATCH,
+        score=lambda inputs: score_matches(
+            {t: f.lazy() for t, f in inputs.items()}, opts
+        ).collect(),
         tables=(("silver", "ff_deal_results"), ("silver", "ff_match_scores")),
         unit_types=("ff.match", "ff.deal"),
         month_of_unit=("ff.match", month_expr("created_at", opts.timezone)),
-    )  # fmt: skip
+    )
 
 
 def history_step(ctx: StepContext, first: str) -> list[Operation]:
@@ -85,8 +89,9 @@ def history_step(ctx: StepContext, first: str) -> list[Operation]:
     put_history(tx, "ff_matches", matches, first, pending)
     put_history(tx, "ff_elo", rows, first, pending)
     put_history(tx, "ff_monthly_ranking", ranking, first, pending)
-    put_history(tx, "ff_player_state", states.filter(pl.col("month") >= first_state),
-                first_state, pending)  # fmt: skip
+    put_history(
+        tx, "ff_player_state", states.filter(pl.col("month") >= first_state), first_state, pending
+    )
     return tx.ops
 
 

@@ -68,8 +68,11 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
         deal_results = pl.concat([p[0] for p in parts]) if parts else None
         tournaments = pl.concat([p[1] for p in parts]) if parts else None
         months = dict(deals.group_by(TOURNAMENT).agg(pl.col("month").first()).iter_rows())
-        issue_parts += [superseded.collect(), *[p[2] for p in parts],
-                        failure_issues(failures, TOURNAMENT, months)]  # fmt: skip
+        issue_parts += [
+            superseded.collect(),
+            *[p[2] for p in parts],
+            failure_issues(failures, TOURNAMENT, months),
+        ]
         if deal_results is None:
             continue
         # written batch by batch: a partition never sits in memory whole
@@ -152,9 +155,11 @@ def _changed_deals(ctx: StepContext, parts: tuple[str, ...]) -> pl.LazyFrame:
     if not frames:
         return _changed_deals(ctx, ())
     return pl.concat(
-        [f.filter(~pl.col("is_bot") & pl.col("scored")).select("player_id", "played_at")
-         for f in frames]
-    )  # fmt: skip
+        [
+            f.filter(~pl.col("is_bot") & pl.col("scored")).select("player_id", "played_at")
+            for f in frames
+        ]
+    )
 
 
 def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[Operation]:
@@ -178,9 +183,11 @@ def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[Opera
     last = month_of(plan.latest, opts.timezone) if plan.latest is not None else None
     state_rows = block_states(block_rows, plan.first_block_month, last, opts)
     block_month = plan.first_block_month
-    for table, rows, first in (("simultane_blocks", block_rows, block_month),
-                               ("simultane_daily", daily_rows, plan.first),
-                               ("simultane_player_state", state_rows, block_month)):  # fmt: skip
+    for table, rows, first in (
+        ("simultane_blocks", block_rows, block_month),
+        ("simultane_daily", daily_rows, plan.first),
+        ("simultane_player_state", state_rows, block_month),
+    ):
         rows = rows.filter(pl.col("month") >= first)
         order = ["month", "player_id", "date" if "date" in rows.columns else "block_no"]
         for (month,), part in rows.sort(order).group_by("month", maintain_order=True):
@@ -228,10 +235,14 @@ def _blocks_before(ctx: StepContext, plan: HistoryPlan, mine: pl.Expr, opts) -> 
         return blocks.drop("in_window").filter(mine)
     first = plan.first_block_month
     month = f"month={shift_month(first, -1)}"
-    parts = [k for k in wh.partitions("simultane_player_state", pending)
-             if k.split("/")[0] == month]  # fmt: skip
-    recent = [k for k in wh.partitions("simultane_blocks", pending)
-              if k.startswith("month=") and k.split("/")[0] >= f"month={first}"]  # fmt: skip
+    parts = [
+        k for k in wh.partitions("simultane_player_state", pending) if k.split("/")[0] == month
+    ]
+    recent = [
+        k
+        for k in wh.partitions("simultane_blocks", pending)
+        if k.startswith("month=") and k.split("/")[0] >= f"month={first}"
+    ]
     frames = []
     if recent:
         frames.append(wh.scan("simultane_blocks", recent, pending=pending).drop("in_window"))
@@ -264,9 +275,11 @@ def _continued_blocks(
     opts = ctx.settings.simultane_options()
     player, ended = "player_id", pl.col("ended_at")
     cuts = (
-        _changed_deals(ctx, plan.rescored).filter(mine)
-        .group_by(player).agg(pl.col("played_at").min().alias("_cut"))
-    ).collect()  # fmt: skip
+        _changed_deals(ctx, plan.rescored)
+        .filter(mine)
+        .group_by(player)
+        .agg(pl.col("played_at").min().alias("_cut"))
+    ).collect()
     published = _blocks_before(ctx, plan, mine, opts)
     kept = (
         published.join(cuts.lazy(), on=player, how="left")
@@ -319,9 +332,11 @@ def history_finish(
 
     opts = ctx.settings.simultane_options()
     wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
-    for table, first in (("simultane_blocks", plan.first_block_month),
-                         ("simultane_daily", plan.first),
-                         ("simultane_player_state", plan.first_block_month)):  # fmt: skip
+    for table, first in (
+        ("simultane_blocks", plan.first_block_month),
+        ("simultane_daily", plan.first),
+        ("simultane_player_state", plan.first_block_month),
+    ):
         for key in wh.partitions(table, pending):
             month = key.split("/")[0].removeprefix("month=")
             if key.startswith("month=") and month >= first:

@@ -202,9 +202,12 @@ class Published:
         """Values of the `key=…` partitions of a table (e.g. its months)."""
         prefix = key + "="
         return sorted(
-            {k.split("/")[0][len(prefix) :] for k in self.partitions(table, pending)
-             if k.startswith(prefix)}
-        )  # fmt: skip
+            {
+                k.split("/")[0][len(prefix) :]
+                for k in self.partitions(table, pending)
+                if k.startswith(prefix)
+            }
+        )
 
     def scan(
         self,

@@ -106,8 +106,13 @@ class S3Store:
                 if creds is not None:
                     frozen = creds.get_frozen_credentials()
                     key, secret, token = frozen.access_key, frozen.secret_key, frozen.token
-            self._config = {"endpoint": endpoint, "region": region, "key": key,
-                            "secret": secret, "token": token}  # fmt: skip
+            self._config = {
+                "endpoint": endpoint,
+                "region": region,
+                "key": key,
+                "secret": secret,
+                "token": token,
+            }
         return self._config
 
     @property
@@ -129,11 +134,16 @@ class S3Store:
             if ident not in _SHARED:
                 config_kwargs = {"s3": {"addressing_style": "path"}} if c["endpoint"] else {}
                 _SHARED[ident] = cls(
-                    key=c["key"], secret=c["secret"], token=c["token"], anon=c["key"] is None,
-                    endpoint_url=c["endpoint"], client_kwargs={"region_name": c["region"]},
-                    config_kwargs=config_kwargs, use_listings_cache=False,
+                    key=c["key"],
+                    secret=c["secret"],
+                    token=c["token"],
+                    anon=c["key"] is None,
+                    endpoint_url=c["endpoint"],
+                    client_kwargs={"region_name": c["region"]},
+                    config_kwargs=config_kwargs,
+                    use_listings_cache=False,
                     skip_instance_cache=True,
-                )  # fmt: skip
+                )
             return _SHARED[ident]
 
     @property
@@ -282,10 +292,11 @@ class S3Store:
         replaced since) is trusted on its size; any other is hashed in full."""
         try:
             info = self.guarded(
-                lambda: self.fs.call_s3("head_object", Bucket=self.bucket,
-                                        Key=self.key(path).split("/", 1)[1]),
+                lambda: self.fs.call_s3(
+                    "head_object", Bucket=self.bucket, Key=self.key(path).split("/", 1)[1]
+                ),
                 f"read {path}",
-            )  # fmt: skip
+            )
         except FileNotFoundError:
             return "missing"
         if int(info.get("ContentLength", -1)) != size:
@@ -336,12 +347,8 @@ class S3Store:
             for name, info in found.items()
             if info.get("type") != "directory"
         }
-        files = sorted(
-            (str(p.relative_to(local)), p) for p in local.rglob("*") if p.is_file()
-        )  # fmt: skip
-        uploads = [
-            (rel, path) for rel, path in files if remote.get(rel) != _md5(path)
-        ]  # fmt: skip
+        files = sorted((str(p.relative_to(local)), p) for p in local.rglob("*") if p.is_file())
+        uploads = [(rel, path) for rel, path in files if remote.get(rel) != _md5(path)]
         uploads.sort(key=lambda item: item[0] == index)  # the index last
         for rel, path in uploads:
             key = f"{base}/{rel}"
@@ -403,10 +410,14 @@ class S3Store:
             if self.read_pointer() != expected:
                 raise self._conflict()
         body = json.dumps(
-            {"publication": target, "previous": expected,
-             "written_at": datetime.now(UTC).isoformat(), "nonce": uuid.uuid4().hex},
+            {
+                "publication": target,
+                "previous": expected,
+                "written_at": datetime.now(UTC).isoformat(),
+                "nonce": uuid.uuid4().hex,
+            },
             indent=1,
-        ).encode()  # fmt: skip
+        ).encode()
         condition = {"IfNoneMatch": "*"} if expected is None else {"IfMatch": self._etags[expected]}
         response = self._put(POINTER_OBJECT, body, condition, ContentType="application/json")
         self._etags = {target: response["ETag"]}
@@ -443,8 +454,9 @@ class S3Store:
         except ClientError as err:
             status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             code = err.response.get("Error", {}).get("Code")
-            if condition and (status in (409, 412) or code in (
-                    "PreconditionFailed", "ConditionalRequestConflict")):  # fmt: skip
+            if condition and (
+                status in (409, 412) or code in ("PreconditionFailed", "ConditionalRequestConflict")
+            ):
                 raise self._conflict() from None
             raise StoreError(f"warehouse {self.url}: cannot write {path}: {code or err}") from None
 
@@ -471,9 +483,14 @@ class S3Store:
                     f"warehouse {self.url}: no credentials for the object store (set "
                     "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the storage.* settings)"
                 ) from err
-            if name in ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError",
-                        "ClientConnectorError", "ServerDisconnectedError",
-                        "ConnectionClosedError") or isinstance(err, ConnectionError):  # fmt: skip
+            if name in (
+                "EndpointConnectionError",
+                "ConnectTimeoutError",
+                "ReadTimeoutError",
+                "ClientConnectorError",
+                "ServerDisconnectedError",
+                "ConnectionClosedError",
+            ) or isinstance(err, ConnectionError):
                 where = self.config()["endpoint"] or "AWS S3"
                 raise StoreError(
                     f"warehouse {self.url}: cannot reach the object store at {where}: {name}"

@@ -182,8 +182,12 @@ def check_database(path: Path, store) -> None:
     con = duckdb.connect(str(path), read_only=True)
     try:
         store.prepare_duckdb(con)
-        views = [r[0] for r in con.execute(
-            "select view_name from duckdb_views() where not internal").fetchall()]  # fmt: skip
+        views = [
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where not internal"
+            ).fetchall()
+        ]
         counts = ", ".join(f"(select count(*) from {quote(view)})" for view in views)
         con.execute(f"select {counts or 0}").fetchall()
     finally:

@@ -169,9 +169,14 @@ class Transaction:
             self._staging = None
 
     def write(
-        self, layer: str, table: str, partition: str, frame, suffix: str = ".parquet",
+        self,
+        layer: str,
+        table: str,
+        partition: str,
+        frame,
+        suffix: str = ".parquet",
         statistics: bool = True,
-    ) -> StagedFile:  # fmt: skip
+    ) -> StagedFile:
         """Write a data file of a partition (not yet published); returns it as staged.
         `frame`: a DataFrame or LazyFrame (Parquet), or bytes / a file path kept as they are;
         `statistics`: min/max/null counts per row group (a third of the cost of a write)."""

@@ -36,9 +36,14 @@ def where_it_ran(fn, name: str, folder: Path):
             worker = get_worker().address
         except (ImportError, ValueError):
             worker = None
-        record = {"task": name, "run": task_run.get_name(), "id": task_run.get_id(),
-                  "flow_run": flow_run.get_id(), "pid": os.getpid(),
-                  "worker": worker}  # fmt: skip
+        record = {
+            "task": name,
+            "run": task_run.get_name(),
+            "id": task_run.get_id(),
+            "flow_run": flow_run.get_id(),
+            "pid": os.getpid(),
+            "worker": worker,
+        }
         (folder / f"{uuid.uuid4().hex}.json").write_text(json.dumps(record))
         return fn(*args, **kwargs)
 

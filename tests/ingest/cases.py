@@ -71,13 +71,23 @@ def ff_deal(match_id: str = "m1", deal_no: int = 1, player: str = "ann", **extra
 
 
 def event(event_id: str = "E1", **extra) -> dict:
-    return {"type": "bridge.event", "event_id": event_id, "date": "2026-11-03",
-            "scoring": "matchpoints"} | extra  # fmt: skip
+    return {
+        "type": "bridge.event",
+        "event_id": event_id,
+        "date": "2026-11-03",
+        "scoring": "matchpoints",
+    } | extra
 
 
 def result(board: int = 1, ns: str = "1", ew: str = "2", score: int = 420, **extra) -> dict:
-    return {"type": "bridge.result", "event_id": "E1", "board": board, "ns_pair": ns,
-            "ew_pair": ew, "score_ns": score} | extra  # fmt: skip
+    return {
+        "type": "bridge.result",
+        "event_id": "E1",
+        "board": board,
+        "ns_pair": ns,
+        "ew_pair": ew,
+        "score_ns": score,
+    } | extra
 
 
 def penalty(**extra) -> dict:
@@ -177,7 +187,7 @@ def assert_total(wh: Warehouse, *paths: Path, lines: dict[Path, int] | None = No
                 "bridge_event",
                 "bridge_result",
                 "bridge_penalty",
-            )  # fmt: skip
+            )
             if wh.files(t)
         )
         assert in_bronze == row["rows_accepted"], (path, in_bronze, row)

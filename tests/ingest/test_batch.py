@@ -116,21 +116,34 @@ def test_a_batch_is_validated_when_it_holds_a_chunk(tmp_path, checks):
     assert table(wh, "simultane_deal").height == 80
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     files=st.lists(
         st.tuples(
-            st.lists(st.one_of(mutated(), st.sampled_from(
-                [dumps(deal("ann")).encode(), dumps(event()).encode(), dumps(result()).encode(),
-                 dumps(match()).encode(), dumps(ff_deal()).encode()])),  # copies across files
-                min_size=1, max_size=12),
+            st.lists(
+                st.one_of(
+                    mutated(),
+                    st.sampled_from(
+                        [
+                            dumps(deal("ann")).encode(),
+                            dumps(event()).encode(),
+                            dumps(result()).encode(),
+                            dumps(match()).encode(),
+                            dumps(ff_deal()).encode(),
+                        ]
+                    ),
+                ),  # copies across files
+                min_size=1,
+                max_size=12,
+            ),
             st.booleans(),  # gzipped
         ),
         min_size=2,
         max_size=6,
     )
-)  # fmt: skip
+)
 def test_batched_tables_are_those_of_files_read_one_by_one(tmp_path_factory, monkeypatch, files):
     tmp_path = tmp_path_factory.mktemp("batch")
     landing = tmp_path / "landing"
@@ -164,7 +177,10 @@ def test_a_small_file_that_cannot_be_read_leaves_the_batch_to_the_others(tmp_pat
 
     monkeypatch.setattr(read.FileStream, "_blocks", vanish)
     result, wh = run(tmp_path, landing)
-    assert [f.status for f in result.files] == ["ingested", "error: No such file or directory",
-                                                "ingested"]  # fmt: skip
+    assert [f.status for f in result.files] == [
+        "ingested",
+        "error: No such file or directory",
+        "ingested",
+    ]
     assert sorted(table(wh, "simultane_deal")["player_id"]) == ["a", "c"]
     assert_total(wh, paths[0], paths[2])

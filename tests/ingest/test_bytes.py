@@ -135,8 +135,11 @@ def test_a_line_too_long_is_quarantined_without_being_read_whole(tmp_path):
     path = write(tmp_path / "day.jsonl", [GOOD[0], long_line, GOOD[1], "", "  "])
     _, wh = run(tmp_path, path, ingest={"max_line_bytes": 1000, "chunk_bytes": 256})
     rows = reasons(wh, path)
-    assert rows[0] == (2, f"line of {len(long_line)} bytes is longer than the limit "
-                          "(1000 bytes, setting ingest.max_line_bytes)")  # fmt: skip
+    assert rows[0] == (
+        2,
+        f"line of {len(long_line)} bytes is longer than the limit "
+        "(1000 bytes, setting ingest.max_line_bytes)",
+    )
     assert rows[1:] == [(4, "empty line"), (5, "empty line")]
     head = table(wh, "quarantine").sort("line_no")["raw"][0]  # kept: the start of the line
     assert long_line.startswith(head) and 1000 <= len(head) <= 1024
@@ -156,9 +159,12 @@ def test_a_file_no_line_of_which_can_be_read_is_kept_whole(tmp_path):
     kept = {Path(p).read_bytes() for p in wh.files("quarantine_files")}
     assert kept == {binary.read_bytes(), cut.read_bytes()}
     assert reasons(wh, cut) == [
-        (1, "truncated gzip: the file ends inside compressed data; the rest of the file is "
-            "unreadable")
-    ]  # fmt: skip
+        (
+            1,
+            "truncated gzip: the file ends inside compressed data; the rest of the file is "
+            "unreadable",
+        )
+    ]
     assert {r for _, r in reasons(wh, binary)} <= {"not UTF-8", "invalid JSON", "empty line"} | {
         r for _, r in reasons(wh, binary) if r.startswith(("duplicate of line", "NUL byte"))
     }
@@ -237,8 +243,11 @@ def test_lines_keep_their_number_when_a_chunk_is_parsed_in_parallel_batches(tmp_
             lines.append(dumps(deal(f"p{i:05d}", 1 + i % 2, made=i % 500)))
     path = write(tmp_path / "day.jsonl", lines)
     _, wh = run(tmp_path, path)
-    bad = {i: "not a JSON object" if i % 7 == 0 else "invalid JSON"
-           for i in range(1, 6001) if i % 7 == 0 or i % 11 == 0}  # fmt: skip
+    bad = {
+        i: "not a JSON object" if i % 7 == 0 else "invalid JSON"
+        for i in range(1, 6001)
+        if i % 7 == 0 or i % 11 == 0
+    }
     assert dict(reasons(wh, path)) == bad
     rows = table(wh, "simultane_deal").select("line_no", "player_id", "points_made")
     assert rows.height == 6000 - len(bad)

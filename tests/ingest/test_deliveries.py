@@ -99,15 +99,20 @@ def test_each_record_type_is_declared_once():
     assert list(deal.schema())[-5:] == list(BRONZE_META)
     assert deal.schema()["started_at"] == pl.Datetime("us", "UTC")
     assert [deal.kind(f) for f in ("player_id", "deal_no", "is_bot", "started_at")] == [
-        "str", "int", "bool", "ts",
-    ]  # fmt: skip
+        "str",
+        "int",
+        "bool",
+        "ts",
+    ]
     assert RECORD_TYPES["bridge.event"].kind("options") == "obj"
     assert issubclass(deal.declaration, dy.Schema)
     rules = [name for name, _, _ in deal.rules()]
     assert rules.index("deal_no|min") < rules.index("status|check__choices")
     assert rules[-3:] == [
-        "finished_needs_points", "deal_no_within_tournament", "finished_after_started",
-    ]  # fmt: skip
+        "finished_needs_points",
+        "deal_no_within_tournament",
+        "finished_after_started",
+    ]
     assert RECORD_TYPES["ff.deal"].parent.record_type == "ff.match"
 
 
@@ -119,14 +124,19 @@ def test_timestamps_read_like_python_reads_iso_8601():
     from flows.ingest import validate_lines
 
     texts = [
-        "2026-11-03T20:12:01Z", "2026-11-03T20:12:01+01:00", "2026-11-03T20:12:01.5-02:30",
-        "2026-11-03 20:12:01+00:00", "2026-11-03T20:12Z", "2026-11-03T20:12:01+0100",
-        "2026-11-03T20:12:01.123456Z", "2026-11-03T20:12:01+01",
-    ]  # fmt: skip
+        "2026-11-03T20:12:01Z",
+        "2026-11-03T20:12:01+01:00",
+        "2026-11-03T20:12:01.5-02:30",
+        "2026-11-03 20:12:01+00:00",
+        "2026-11-03T20:12Z",
+        "2026-11-03T20:12:01+0100",
+        "2026-11-03T20:12:01.123456Z",
+        "2026-11-03T20:12:01+01",
+    ]
     lines = [
         json.dumps(
             {"type": "ff.disconnect", "match_id": "m", "player_id": f"p{i}", "disconnected_at": t}
-        )  # fmt: skip
+        )
         for i, t in enumerate(texts)
     ]
     v = validate_lines(lines + [lines[0].replace("Z", "")], "x")

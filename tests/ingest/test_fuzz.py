@@ -69,8 +69,14 @@ def test_mutated_lines_never_crash_a_run_nor_get_lost(tmp_path_factory, files):
 def _line_numbers(wh, quarantine: pl.DataFrame, file: str) -> list[int]:
     """Every line number a file has in bronze or quarantine (each line exactly once)."""
     numbers = []
-    for name in ("simultane_deal", "ff_match", "ff_deal", "bridge_event", "bridge_result",
-                 "bridge_penalty"):  # fmt: skip
+    for name in (
+        "simultane_deal",
+        "ff_match",
+        "ff_deal",
+        "bridge_event",
+        "bridge_result",
+        "bridge_penalty",
+    ):
         rows = table(wh, name)
         if rows.height:
             numbers += rows.filter(pl.col("source_file") == file)["line_no"].to_list()

@@ -185,7 +185,11 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     monkeypatch.setattr(ingest_run._Reading, "__init__", reading)
     result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert [f.status for f in result.files] == [
-        "ingested", "already_ingested", "error: Input/output error", "ingested"]  # fmt: skip
+        "ingested",
+        "already_ingested",
+        "error: Input/output error",
+        "ingested",
+    ]
     assert started == ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]  # each read ahead of its turn
     assert accepted(wh, "simultane_deal", first) == list(range(1, 201))
     assert accepted(wh, "simultane_deal", failing) == [] and reasons(wh, failing) == []

@@ -60,8 +60,11 @@ def test_rows_are_the_lines_in_order_in_a_big_chunk(con):
     fast = parse_chunk(con, chunk.line_no, chunk.raw, FIELDS)
     expected = [None if i in (7, 12_345, 29_999) else f'"p{i}"' for i in range(30_000)]
     assert fast["player_id"].to_list() == expected
-    assert fast["problem"][[7, 12_345, 29_999]].to_list() == ["empty_line", "invalid_json",
-                                                             "empty_line"]  # fmt: skip
+    assert fast["problem"][[7, 12_345, 29_999]].to_list() == [
+        "empty_line",
+        "invalid_json",
+        "empty_line",
+    ]
 
 
 def test_a_chunk_the_reader_does_not_match_line_for_line_is_parsed_line_by_line(con, monkeypatch):

@@ -37,9 +37,11 @@ def _validated(lines: list[bytes]):
 def test_the_screen_accepts_what_the_detailed_checks_accept(monkeypatch, lines):
     fast_rows, fast_quarantine = _validated(lines)
     with monkeypatch.context() as m:  # no line passes the screen: every line checked in detail
-        m.setattr(validate, "_screen", lambda rt, window: [
-            pl.lit(False).alias("_passed"), validate._may_have_extra(rt)
-        ])  # fmt: skip
+        m.setattr(
+            validate,
+            "_screen",
+            lambda rt, window: [pl.lit(False).alias("_passed"), validate._may_have_extra(rt)],
+        )
         slow_rows, slow_quarantine = _validated(lines)
     assert fast_rows.keys() == slow_rows.keys()
     for name in fast_rows:

@@ -284,16 +284,22 @@ def _seams():
     return {
         # a bronze or quarantine file staged in the warehouse (the second: one was staged)
         "staging, Polars' disk full": lambda mp: _fail_nth(
-            mp, warehouse.Transaction, "write",
-            ple.ComputeError("parquet: No space left on device (os error 28)"), 2,
+            mp,
+            warehouse.Transaction,
+            "write",
+            ple.ComputeError("parquet: No space left on device (os error 28)"),
+            2,
         ),
         "staging, disk full": lambda mp: _fail_nth(mp, warehouse.Transaction, "write", full, 2),
         "staging, quota": lambda mp: _fail_nth(
             mp, warehouse.Transaction, "write", OSError(errno.EDQUOT, "Disk quota exceeded"), 2
         ),
         "staging, permission denied": lambda mp: _fail_nth(
-            mp, warehouse.Transaction, "write",
-            ple.ComputeError("failed to create file: Permission denied (os error 13)"), 2,
+            mp,
+            warehouse.Transaction,
+            "write",
+            ple.ComputeError("failed to create file: Permission denied (os error 13)"),
+            2,
         ),
         "staging, out of memory": lambda mp: _fail_nth(
             mp, warehouse.Transaction, "write", MemoryError(), 2
@@ -306,20 +312,27 @@ def _seams():
             mp, parse._Scratch, "write", OSError(errno.ENOMEM, "Cannot allocate memory")
         ),
         "validation, DuckDB out of memory": lambda mp: _fail_nth(
-            mp, validate, "parse_chunk",
-            duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size "
-                                        "256.0 KiB (1.0 GiB/1.0 GiB used)"),
+            mp,
+            validate,
+            "parse_chunk",
+            duckdb.OutOfMemoryException(
+                "Out of Memory Error: failed to allocate data of size "
+                "256.0 KiB (1.0 GiB/1.0 GiB used)"
+            ),
         ),
         "validation, Python out of memory": lambda mp: _fail_nth(
             mp, validate.Validator, "finish", MemoryError()
         ),
         "validation, DuckDB's temp disk full": lambda mp: _fail_nth(
-            mp, validate, "parse_chunk",
-            duckdb.IOException("IO Error: Could not write file \"/tmp/x.tmp\": No space left "
-                               "on device"),
+            mp,
+            validate,
+            "parse_chunk",
+            duckdb.IOException(
+                'IO Error: Could not write file "/tmp/x.tmp": No space left on device'
+            ),
         ),
         "publication, disk full": lambda mp: _publication_failing(mp, full),
-    }  # fmt: skip
+    }
 
 
 WORDS = {
@@ -461,8 +474,12 @@ def test_the_scratch_of_a_run_that_died_is_removed_by_the_next(tmp_path, monkeyp
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     host = socket.gethostname()
     dead = scratch / f"duplirank-ingest-{host}-{int(gone.stdout)}-abc_12"
     alive = scratch / f"duplirank-ingest-{host}-{os.getppid()}-def_34"

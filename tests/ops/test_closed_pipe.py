@@ -23,9 +23,14 @@ def into_closed_pipe(args: list[str], env: dict | None = None) -> subprocess.Com
     os.close(read)  # the reader is gone before the first byte is written
     try:
         return subprocess.run(
-            [sys.executable, "-m", "flows.cli", *args], cwd=ROOT, env={**os.environ, **(env or {})},
-            stdout=write, stderr=subprocess.PIPE, text=True, timeout=180,
-        )  # fmt: skip
+            [sys.executable, "-m", "flows.cli", *args],
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=180,
+        )
     finally:
         os.close(write)
 

@@ -70,9 +70,14 @@ class Processes:
 
         with open(self.folder / f"{name}.log", "wb") as log:
             process = subprocess.Popen(
-                args, cwd=ROOT, env={**self.env, **env}, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                args,
+                cwd=ROOT,
+                env={**self.env, **env},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.started[name] = process
         return process
 
@@ -185,15 +190,39 @@ def test_both_deployments_run_on_a_real_server(tmp_path):
             return False
 
     try:
-        processes.start("server", *prefect, "server", "start", "--host", "127.0.0.1",
-                        "--port", url.split(":")[2].split("/")[0])  # fmt: skip
+        processes.start(
+            "server",
+            *prefect,
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            url.split(":")[2].split("/")[0],
+        )
         _wait("the Prefect server answers", healthy, processes, 120)
-        processes.start("serve", sys.executable, "-m", "flows.cli", "serve",
-                        "--landing", str(SAMPLE), "--warehouse", str(served))  # fmt: skip
+        processes.start(
+            "serve",
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "serve",
+            "--landing",
+            str(SAMPLE),
+            "--warehouse",
+            str(served),
+        )
         processes.start("pool", *prefect, "work-pool", "create", "duplirank", "--type", "process")
         processes.finish("pool", 60)
-        processes.start("deploy", *prefect, "--no-prompt", "deploy", "--all",
-                        DUPLIRANK_LANDING=str(SAMPLE), DUPLIRANK_WAREHOUSE=str(worked))  # fmt: skip
+        processes.start(
+            "deploy",
+            *prefect,
+            "--no-prompt",
+            "deploy",
+            "--all",
+            DUPLIRANK_LANDING=str(SAMPLE),
+            DUPLIRANK_WAREHOUSE=str(worked),
+        )
         processes.start("worker", *prefect, "worker", "start", "--pool", "duplirank")
         processes.finish("deploy", 90)
 
@@ -270,16 +299,23 @@ def test_both_deployments_run_on_a_real_server(tmp_path):
                 assert {"simultane-monthly-top", "bridge-standings-top"} <= {k for _, k in keys}
 
                 # the summary of the run that published, in the run's log (the UI shows it)
-                _wait(f"{d.name}: the runs' logs",
-                      lambda ids=[r.id for r in mine]: "rows accepted:" in logged(ids),
-                      processes, 20)  # fmt: skip
+                _wait(
+                    f"{d.name}: the runs' logs",
+                    lambda ids=[r.id for r in mine]: "rows accepted:" in logged(ids),
+                    processes,
+                    20,
+                )
 
             # a user error: the run is Failed with its one line, also in the run's log
             failed = ended_runs[failing.id]
             message = f"landing folder {missing} does not exist"
             assert failed.state.is_failed() and failed.state.message == USER_ERROR + message
-            _wait("the user error in the run's log", lambda: message in logged([failed.id]),
-                  processes, 20)  # fmt: skip
+            _wait(
+                "the user error in the run's log",
+                lambda: message in logged([failed.id]),
+                processes,
+                20,
+            )
 
         for warehouse in (served, worked):
             published = run_sql(warehouse, "select count(*) as n from simultane_deal_results")
@@ -335,11 +371,18 @@ def test_the_flows_parameters_are_locations_and_dates_never_settings():
     from flows.nightly import backfill_flow, nightly_flow
 
     assert list(inspect.signature(nightly_flow.fn).parameters) == [
-        "landing", "warehouse", "project", "as_of",
-    ]  # fmt: skip
+        "landing",
+        "warehouse",
+        "project",
+        "as_of",
+    ]
     assert list(inspect.signature(backfill_flow.fn).parameters) == [
-        "first", "last", "warehouse", "project", "as_of",
-    ]  # fmt: skip
+        "first",
+        "last",
+        "warehouse",
+        "project",
+        "as_of",
+    ]
     schema = nightly_flow.parameters.model_dump()["properties"]
     assert "pyproject.toml" in schema["project"]["description"]
 
@@ -352,8 +395,12 @@ def test_the_flows_parameters_are_the_json_prefect_would_record():
 
     from flows.nightly import backfill_flow, nightly_flow
 
-    parameters = {"landing": "/tmp/in", "warehouse": "s3://b/wh", "as_of": date(2026, 11, 14),
-                  "project": None}  # fmt: skip
+    parameters = {
+        "landing": "/tmp/in",
+        "warehouse": "s3://b/wh",
+        "as_of": date(2026, 11, 14),
+        "project": None,
+    }
     expected = {key: jsonable_encoder(value) for key, value in parameters.items()}
     for flow in (nightly_flow, backfill_flow, nightly_flow.with_options(retries=0)):
         assert flow.serialize_parameters(parameters) == expected
@@ -405,9 +452,13 @@ def test_a_command_records_where_its_run_reads_and_writes_never_a_setting(harnes
         return [r.parameters for r in runs if r.parameters.get("warehouse") == str(warehouse)]
 
     assert asyncio.run(recorded()) == [
-        {"landing": str(SAMPLE), "warehouse": str(warehouse), "project": None,
-         "as_of": "2026-11-02"}
-    ]  # fmt: skip
+        {
+            "landing": str(SAMPLE),
+            "warehouse": str(warehouse),
+            "project": None,
+            "as_of": "2026-11-02",
+        }
+    ]
 
 
 @pytest.mark.parametrize(

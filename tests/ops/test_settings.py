@@ -102,9 +102,9 @@ def test_settings_built_in_code_are_checked_too(monkeypatch):
 
 def test_the_variable_names_derive_from_the_model(monkeypatch):
     names = env_names()
-    every_field = [f"DUPLIRANK_SIMULTANE__{f.name.upper()}" for f in dataclasses.fields(
-        SimultaneOptions
-    )]  # fmt: skip
+    every_field = [
+        f"DUPLIRANK_SIMULTANE__{f.name.upper()}" for f in dataclasses.fields(SimultaneOptions)
+    ]
     assert set(every_field) <= set(names)
     assert "DUPLIRANK_FACE_A_FACE__POOL_ATTACK_TYPES" in names
     assert "DUPLIRANK_LOG_DIR" in names

@@ -48,8 +48,12 @@ def probe(code: str, tmp_path: Path, cwd: Path = ROOT) -> dict:
     env |= {"XDG_STATE_HOME": str(state), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, code],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["state"] = sorted(p.name for p in state.iterdir())

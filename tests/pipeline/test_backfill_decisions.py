@@ -26,9 +26,11 @@ LATE_MATCH = {
 
 # A played match with a 3-minute disconnection: a forfeit only when the limit is shorter.
 SHORT_DISCONNECTION = LATE_MATCH | {
-    "match_id": "FEB10", "created_at": "2026-02-10T20:00:00Z",
-    "started_at": "2026-02-10T20:02:00Z", "ended_at": "2026-02-10T20:50:00Z",
-}  # fmt: skip
+    "match_id": "FEB10",
+    "created_at": "2026-02-10T20:00:00Z",
+    "started_at": "2026-02-10T20:02:00Z",
+    "ended_at": "2026-02-10T20:50:00Z",
+}
 
 
 def match_lines(match: dict, first_deal: str) -> list[str]:
@@ -42,19 +44,32 @@ def match_lines(match: dict, first_deal: str) -> list[str]:
         start = f"{day}T{total // 60:02d}:{total % 60:02d}"
         for player, made in (("ann", 100), ("bob", 80)):
             role = "attack" if deal_no <= 4 else "defense"
-            lines.append(json.dumps({
-                "type": "ff.deal", "match_id": match["match_id"], "deal_no": deal_no,
-                "role": role, "player_id": player, "started_at": f"{start}:00Z",
-                "finished_at": f"{start}:40Z", "points_made": made, "points_conceded": 162 - made,
-            }))  # fmt: skip
+            lines.append(
+                json.dumps(
+                    {
+                        "type": "ff.deal",
+                        "match_id": match["match_id"],
+                        "deal_no": deal_no,
+                        "role": role,
+                        "player_id": player,
+                        "started_at": f"{start}:00Z",
+                        "finished_at": f"{start}:40Z",
+                        "points_made": made,
+                        "points_conceded": 162 - made,
+                    }
+                )
+            )
     return lines
 
 
 def late_match_lines() -> list[str]:
     disconnection = {
-        "type": "ff.disconnect", "match_id": "FEB10", "player_id": "ann",
-        "disconnected_at": "2026-02-10T20:20:00Z", "reconnected_at": "2026-02-10T20:23:00Z",
-    }  # fmt: skip
+        "type": "ff.disconnect",
+        "match_id": "FEB10",
+        "player_id": "ann",
+        "disconnected_at": "2026-02-10T20:20:00Z",
+        "reconnected_at": "2026-02-10T20:23:00Z",
+    }
     return [
         *match_lines(LATE_MATCH, "2026-01-31T23:08"),
         *match_lines(SHORT_DISCONNECTION, "2026-02-10T20:03"),

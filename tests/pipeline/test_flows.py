@@ -235,8 +235,9 @@ def test_the_catalog_is_every_view_and_column_with_its_type_and_comment(sample_w
         "select table_name, column_name, data_type, comment from duckdb_columns() "
         "where not internal order by table_name, column_index",
     )
-    views = run_sql(sample_warehouse, "select view_name, comment from duckdb_views() "
-                    "where not internal")  # fmt: skip
+    views = run_sql(
+        sample_warehouse, "select view_name, comment from duckdb_views() where not internal"
+    )
     catalog = tables()
     assert set(views["view_name"]) == set(catalog)
     for name, table in catalog.items():

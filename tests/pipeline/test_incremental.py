@@ -164,8 +164,9 @@ def test_a_nightly_continues_from_the_state_of_a_month_end(tmp_path):
     rules = {"simultane": SimultaneOptions(block_deals=250)}
 
     def run(warehouse: Path) -> None:
-        nightly_run(Settings(warehouse=warehouse, landing=landing,
-                             site=SiteOptions(enabled=False), **rules))  # fmt: skip
+        nightly_run(
+            Settings(warehouse=warehouse, landing=landing, site=SiteOptions(enabled=False), **rules)
+        )
 
     for path in files[:90]:
         shutil.copy(path, landing / path.name)

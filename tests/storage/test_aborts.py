@@ -35,9 +35,13 @@ def run_cli(
     command = [str(FAULTY_CLI), *fault, "--"] if fault else ["-m", "flows.cli"]
     return subprocess.run(
         [sys.executable, *command, *args],
-        cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-        timeout=180, preexec_fn=preexec_fn,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        preexec_fn=preexec_fn,
+    )
 
 
 def left_behind(root: Path) -> list[str]:
@@ -81,8 +85,17 @@ def test_a_run_that_dies_before_its_swap_ends_with_one_line_and_leaves_nothing(
     _, landing, before, after = states
     version = Warehouse(first_night).version()
     # every file and the views database staged
-    done = run_cli("nightly", "-q", "--no-show", "--warehouse", str(first_night), "--landing",
-                   str(landing), env=api_env, fault=(fault, "before_manifest"))  # fmt: skip
+    done = run_cli(
+        "nightly",
+        "-q",
+        "--no-show",
+        "--warehouse",
+        str(first_night),
+        "--landing",
+        str(landing),
+        env=api_env,
+        fault=(fault, "before_manifest"),
+    )
     lines = done.stderr.splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1, done.stderr
@@ -104,8 +117,17 @@ def test_a_run_that_dies_after_its_swap_says_its_publication_is_current(
 ):
     _, landing, _, after = states
     version = Warehouse(first_night).version()
-    done = run_cli("nightly", "-q", "--no-show", "--warehouse", str(first_night), "--landing",
-                   str(landing), env=api_env, fault=("abort", "after_swap"))  # fmt: skip
+    done = run_cli(
+        "nightly",
+        "-q",
+        "--no-show",
+        "--warehouse",
+        str(first_night),
+        "--landing",
+        str(landing),
+        env=api_env,
+        fault=("abort", "after_swap"),
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"duplirank nightly: the run was aborted (SIGABRT): a library stopped the process, most "
@@ -140,8 +162,9 @@ def test_memory_exhausted_under_a_real_limit_ends_with_one_line(states, first_ni
         resource.setrlimit(resource.RLIMIT_AS, (1_300 << 20, 1_300 << 20))
 
     env = {"POLARS_MAX_THREADS": "2"}  # the threads' stacks the same on any machine
-    done = run_cli("ingest", "-q", "--warehouse", str(first_night), str(landing), env=env,
-                   preexec_fn=limit)  # fmt: skip
+    done = run_cli(
+        "ingest", "-q", "--warehouse", str(first_night), str(landing), env=env, preexec_fn=limit
+    )
     assert done.returncode == 2, done.stderr
     last = done.stderr.splitlines()[-1]
     assert last.startswith("duplirank ingest: ") and "memory" in last, done.stderr

@@ -34,11 +34,24 @@ MOMENTS = 54
 
 def start_nightly(root: Path, landing: Path, env: dict, fault: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(FAULTY_CLI), *fault, "--", "nightly", "--no-show", "--warehouse",
-         str(root), "--landing", str(landing)],
-        cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(FAULTY_CLI),
+            *fault,
+            "--",
+            "nightly",
+            "--no-show",
+            "--warehouse",
+            str(root),
+            "--landing",
+            str(landing),
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def group_alive(pgid: int) -> list[int]:
@@ -117,11 +130,23 @@ def test_no_process_outlives_a_killed_run_with_its_own_prefect_server(states, tm
     shutil.copytree(before_root, root, symlinks=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "nightly", "--no-show", "--warehouse", str(root),
-         "--landing", str(landing)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "nightly",
+            "--no-show",
+            "--warehouse",
+            str(root),
+            "--landing",
+            str(landing),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         start_new_session=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 60
     # the command, the run's process it watches (flows/supervise.py), the server it starts
     while len(group_alive(proc.pid)) < 3 and time.monotonic() < deadline:

@@ -13,8 +13,9 @@ def test_a_dry_run_reports_exactly_what_the_collection_then_deletes(tmp_path):
     root = tmp_path / "wh"
     for number in (1, 2, 3):
         publish(root, f"r{number}", {"2026-08": [number]}, retention_days=10_000)
-    (first,) = [f for f in data_files(root) if f.split("/")[-1].startswith("r1-")
-                and "month=2026-08" in f]  # fmt: skip
+    (first,) = [
+        f for f in data_files(root) if f.split("/")[-1].startswith("r1-") and "month=2026-08" in f
+    ]
     size = (root / first).stat().st_size
     policy = RetentionPolicy(days=0, keep_official=False)  # the current and the previous one
     before = tree(root)

@@ -29,7 +29,7 @@ def publish(root, run_id: str, rows: dict[str, list[int]], fail: str | None = No
             {
                 "month": [m for m, v in rows.items() for _ in v],
                 "x": [x for v in rows.values() for x in v],
-            }  # fmt: skip
+            }
         )
         tx.put_months("gold", "t", frame, sorted(rows))
     return wh
@@ -43,8 +43,9 @@ def data_files(root) -> set[str]:
     return {
         str(p.relative_to(root))
         for layer in ("bronze", "silver", "gold", "quarantine", "meta")
-        for p in (root / layer).rglob("*") if p.is_file()
-    }  # fmt: skip
+        for p in (root / layer).rglob("*")
+        if p.is_file()
+    }
 
 
 def tree(root) -> dict[str, bytes]:
@@ -253,8 +254,9 @@ def test_every_catalog_table_is_a_view_even_before_it_has_data(tmp_path):
     from flows.storage.catalog import tables
 
     publish(tmp_path, "r1", {"2026-11": [1]})
-    views = set(run_sql(tmp_path, "select view_name from duckdb_views() where not internal")
-                ["view_name"])  # fmt: skip
+    views = set(
+        run_sql(tmp_path, "select view_name from duckdb_views() where not internal")["view_name"]
+    )
     assert set(tables()) <= views
     empty = run_sql(tmp_path, "select * from simultane_monthly")
     expected = [c.name for c in tables()["simultane_monthly"].columns]
@@ -281,8 +283,9 @@ def test_a_bronze_partition_is_compacted_once_it_holds_many_files(tmp_path):
     source = (sample / "simultane-2026-11-01.jsonl").read_bytes()
     source = source.splitlines(True)
     (landing / "a.jsonl").write_bytes(b"".join(source[:200]))
-    settings = Settings(warehouse=tmp_path / "wh", landing=landing,
-                        ingest=IngestOptions(chunk_bytes=8192))  # fmt: skip
+    settings = Settings(
+        warehouse=tmp_path / "wh", landing=landing, ingest=IngestOptions(chunk_bytes=8192)
+    )
     nightly_run(settings)
     wh = Warehouse(settings.warehouse)
     first = wh.files("simultane_deal")

@@ -75,16 +75,25 @@ def test_sql_as_of_answers_the_old_ranking_with_the_same_guards(published, capsy
     old, new = run_sql(first, RANKING), run_sql(root, RANKING)
     assert not old.equals(new)  # the rule change changed the ranking
     for spec in ("1", "2026-11-25T12:00"):  # a number, or a time in the platform time zone
-        rc, out, _ = cli(capsys, "sql", "--warehouse", str(root), "--as-of", spec,
-                         "--format", "csv", RANKING)  # fmt: skip
+        rc, out, _ = cli(
+            capsys, "sql", "--warehouse", str(root), "--as-of", spec, "--format", "csv", RANKING
+        )
         assert rc == 0
         assert pl.read_csv(io.StringIO(out), schema=old.schema).equals(old)
-    rc, out, _ = cli(capsys, "sql", "--warehouse", str(root), "--as-of", "2", "--format", "csv",
-                     RANKING)  # fmt: skip
+    rc, out, _ = cli(
+        capsys, "sql", "--warehouse", str(root), "--as-of", "2", "--format", "csv", RANKING
+    )
     assert pl.read_csv(io.StringIO(out), schema=new.schema).equals(new)
     target = tmp_path / "out.csv"
-    rc, _, err = cli(capsys, "sql", "--warehouse", str(root), "--as-of", "1",
-                     f"copy simultane_monthly to '{target}'")  # fmt: skip
+    rc, _, err = cli(
+        capsys,
+        "sql",
+        "--warehouse",
+        str(root),
+        "--as-of",
+        "1",
+        f"copy simultane_monthly to '{target}'",
+    )
     assert rc == 2 and not target.exists() and "duplirank sql" in err
     for spec, message in (("7", "not kept"), ("2026-10-01T00:00", "no publication")):
         rc, _, err = cli(capsys, "sql", "--warehouse", str(root), "--as-of", spec, "select 1")
@@ -110,8 +119,18 @@ def test_diff_names_exactly_the_rows_the_backfill_changed(published, capsys):
     old_rank, new_rank = run_sql(first, RANKING), run_sql(root, RANKING)
     expected = _changed_keys(old_rank, new_rank, ["month", "player_id"])
     assert expected and tables["simultane_monthly"]["changed"] == len(expected)
-    rc, out, _ = cli(capsys, "diff", "1", "2", "--table", "simultane_monthly",
-                     "--warehouse", str(root), "--format", "csv")  # fmt: skip
+    rc, out, _ = cli(
+        capsys,
+        "diff",
+        "1",
+        "2",
+        "--table",
+        "simultane_monthly",
+        "--warehouse",
+        str(root),
+        "--format",
+        "csv",
+    )
     rows = pl.read_csv(io.StringIO(out), infer_schema=False)
     assert set(rows["change"]) == {"changed"}
     assert set(rows.select("month", "player_id").iter_rows()) == expected
@@ -146,14 +165,16 @@ def test_the_official_publication_survives_later_runs_and_gcs(
     monkeypatch.setenv("DUPLIRANK_RETENTION_DAYS", "0")
     for _ in range(2):
         nightly_run(later)  # nothing new: no publication
-        backfill_run(Settings(warehouse=wh, landing=SAMPLE, retention_days=0, **RULE),
-                     "2026-10", "2026-10")  # fmt: skip
+        backfill_run(
+            Settings(warehouse=wh, landing=SAMPLE, retention_days=0, **RULE), "2026-10", "2026-10"
+        )
         assert cli(capsys, "gc", "--warehouse", str(wh))[0] == 0
     kept = folders(wh)
     assert kept[0].startswith("00000001-") and kept[1].startswith("00000002-")
     assert verify(Warehouse(wh)) == []
-    rc, out, _ = cli(capsys, "sql", "--warehouse", str(wh), "--as-of", "1", "--format", "csv",
-                     RANKING)  # fmt: skip
+    rc, out, _ = cli(
+        capsys, "sql", "--warehouse", str(wh), "--as-of", "1", "--format", "csv", RANKING
+    )
     assert rc == 0 and pl.read_csv(io.StringIO(out), schema=old.schema).equals(old)
     # without keep_official, only the current and the previous current are kept
     monkeypatch.setenv("DUPLIRANK_RETENTION__KEEP_OFFICIAL", "false")
