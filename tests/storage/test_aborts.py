@@ -44,6 +44,11 @@ def run_cli(
     )
 
 
+def night(root: Path, landing: Path) -> list[str]:
+    """The arguments of a quiet nightly of `landing` into `root`."""
+    return ["nightly", "-q", "--no-show", "--warehouse", str(root), "--landing", str(landing)]
+
+
 def left_behind(root: Path) -> list[str]:
     """What no publication of the warehouse accounts for: data files no manifest lists, folders
     of publications never made current, staging folders."""
@@ -85,17 +90,7 @@ def test_a_run_that_dies_before_its_swap_ends_with_one_line_and_leaves_nothing(
     _, landing, before, after = states
     version = Warehouse(first_night).version()
     # every file and the views database staged
-    done = run_cli(
-        "nightly",
-        "-q",
-        "--no-show",
-        "--warehouse",
-        str(first_night),
-        "--landing",
-        str(landing),
-        env=api_env,
-        fault=(fault, "before_manifest"),
-    )
+    done = run_cli(*night(first_night, landing), env=api_env, fault=(fault, "before_manifest"))
     lines = done.stderr.splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1, done.stderr
@@ -117,17 +112,7 @@ def test_a_run_that_dies_after_its_swap_says_its_publication_is_current(
 ):
     _, landing, _, after = states
     version = Warehouse(first_night).version()
-    done = run_cli(
-        "nightly",
-        "-q",
-        "--no-show",
-        "--warehouse",
-        str(first_night),
-        "--landing",
-        str(landing),
-        env=api_env,
-        fault=("abort", "after_swap"),
-    )
+    done = run_cli(*night(first_night, landing), env=api_env, fault=("abort", "after_swap"))
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"duplirank nightly: the run was aborted (SIGABRT): a library stopped the process, most "

@@ -32,20 +32,13 @@ POINTS = ["before_manifest", "before_views", "before_swap", "after_swap"]
 MOMENTS = 54
 
 
+def nightly_args(root: Path, landing: Path) -> list[str]:
+    return ["nightly", "--no-show", "--warehouse", str(root), "--landing", str(landing)]
+
+
 def start_nightly(root: Path, landing: Path, env: dict, fault: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            sys.executable,
-            str(FAULTY_CLI),
-            *fault,
-            "--",
-            "nightly",
-            "--no-show",
-            "--warehouse",
-            str(root),
-            "--landing",
-            str(landing),
-        ],
+        [sys.executable, str(FAULTY_CLI), *fault, "--", *nightly_args(root, landing)],
         cwd=ROOT,
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
@@ -130,17 +123,7 @@ def test_no_process_outlives_a_killed_run_with_its_own_prefect_server(states, tm
     shutil.copytree(before_root, root, symlinks=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "flows.cli",
-            "nightly",
-            "--no-show",
-            "--warehouse",
-            str(root),
-            "--landing",
-            str(landing),
-        ],
+        [sys.executable, "-m", "flows.cli", *nightly_args(root, landing)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
