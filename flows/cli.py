@@ -449,13 +449,12 @@ def cmd_publications(args) -> int:
 
 
 def cmd_gc(args) -> int:
-    from flows.runs import retention_policy
     from flows.storage.retention import collect_garbage
 
     settings, wh = _existing_warehouse(args)
     with wh.store.lock(settings.lock_wait_s):
         wh.manifest()  # a damaged publication: one line naming recover
-        result = collect_garbage(wh, retention_policy(settings), dry_run=args.dry_run)
+        result = collect_garbage(wh, settings.retention_policy(), dry_run=args.dry_run)
     print(result)
     return 0
 
@@ -991,18 +990,12 @@ def _discard_stdout() -> None:
 def _give_back(args, runs: list[tuple[str, str]]) -> str:
     """After the supervised child of a command died of a signal: the files its runs staged are
     removed (`Warehouse.give_back_dead_runs`); returns which publication is current."""
-    from flows.storage.retention import RetentionPolicy
     from flows.storage.warehouse import Warehouse
 
     settings = _settings(args)
     wh = Warehouse(settings.warehouse, settings.storage)
     ids = [run_id for url, run_id in runs if url == wh.store.url]
-    # the settings' retention, as `runs.retention_policy` gives it (without Polars' imports:
-    # memory may have run out)
-    policy = RetentionPolicy(
-        settings.retention_days, settings.retention.keep_official, settings.timezone
-    )
-    wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0), policy)
+    wh.give_back_dead_runs(ids, min(settings.lock_wait_s, 10.0), settings.retention_policy())
     pointer = wh.store.read_pointer() if wh.store.exists() else None
     state = (
         "the warehouse has no publication"

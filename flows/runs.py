@@ -89,15 +89,6 @@ def _no_warehouse_left_if_failed(settings: Settings) -> Iterator[None]:
         raise
 
 
-def retention_policy(settings: Settings):
-    """The retention of publications the settings give (`retention_days`, `retention.*`)."""
-    from flows.storage.retention import RetentionPolicy
-
-    return RetentionPolicy(
-        settings.retention_days, settings.retention.keep_official, settings.timezone
-    )
-
-
 class Run:
     """A run in progress: its settings, its summary, the warehouse whose lock it holds and its
     one transaction (a plain object, handed to the steps that run in the flow's process)."""
@@ -152,7 +143,7 @@ def open_run(settings: Settings, command: str, as_of: date | None = None) -> Ite
             summary.run_id,
             settings.lock_wait_s,
             command=command,
-            retention=retention_policy(settings),
+            retention=settings.retention_policy(),
         ) as tx,
     ):
         yield Run(settings, summary, wh, tx, as_of)

@@ -152,6 +152,13 @@ class Settings(BaseModel):
         check_cron(value)
         return value
 
+    def retention_policy(self):
+        """The retention of publications these settings give (`retention_days`, `retention.*`):
+        a `flows.storage.retention.RetentionPolicy`, imported here only (no Polars)."""
+        from flows.storage.retention import RetentionPolicy
+
+        return RetentionPolicy(self.retention_days, self.retention.keep_official, self.timezone)
+
     def simultane_options(self) -> SimultaneOptions:
         return dataclasses.replace(self.simultane, timezone=self.timezone)
 
