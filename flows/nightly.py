@@ -415,9 +415,11 @@ def serve(settings: Settings) -> None:
     (`prefect server start`) and `PREFECT_API_URL` pointing at it (see the README), or use an
     OS timer (cron/systemd) calling `duplirank nightly` instead.
     """
-    from flows.prefect_server import running_server
-
-    running_server()
+    if not os.environ.get("PREFECT_API_URL"):  # `duplirank serve` checks it answers first
+        raise UserError(
+            "serve needs a Prefect server: run `.venv/bin/prefect server start` and set "
+            "PREFECT_API_URL=http://127.0.0.1:4200/api (or schedule `duplirank nightly` with cron)"
+        )
     from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
     from prefect.schedules import Cron
 
