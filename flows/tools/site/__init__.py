@@ -6,13 +6,13 @@
                                                                    (`score FILE --format html`)
 
 `read_table(name)` returns a published table as a Polars LazyFrame or DataFrame (for a
-warehouse: `Warehouse(path).scan`). Modules: `model` (the tables read, fingerprints, a page
-made on its own), `simultane`, `face_a_face`, `bridge` (the pages of each competition; `deal`:
-bridge contracts, seats and hand diagrams), `markup` (rows put together on whole columns: each
-distinct value shown once, one join per column), `pages` (a kind of page as slices of those
-buffers), `tables` and `svg` (HTML tables and charts as row templates), `html` (the page's
-shell, the sections of pages made one by one), `fmt` (values as shown), `labels` (French and
-English words), `paths` (where each page lives), `build` (make, write what changed, swap in).
+warehouse: `Warehouse(path).scan`). Modules: `model` (the tables read, fingerprints),
+`simultane`, `face_a_face`, `bridge` (each competition's pages: their data, prepared on whole
+columns; `deal`: bridge contracts, seats and hand diagrams), `render` (a page from its kind's
+Jinja2 template in `templates/`), `tables` and `markup` (the row filler: the rows of the big
+tables, one row format over all the rows of a kind), `svg` (charts), `fmt` (values as shown),
+`labels` (French and English words), `paths` (where each page lives), `build` (make, write
+what changed, swap in).
 """
 
 import importlib

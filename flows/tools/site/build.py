@@ -1,9 +1,10 @@
 """Build the site: read the tables once, make every page, write only what changed, swap it in.
 
 - `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
-  or empty folder). The pages of each kind are made on whole columns (`pages.PageSet`: each
-  page a list of slices of a few buffers), the Simultané and the other competitions in two
-  threads; each page is hashed (sha256) and compared with the index of the `previous` site
+  or empty folder). The data of the pages of each kind is prepared on whole columns, the
+  Simultané and the other competitions in two threads; each page is rendered from its kind's
+  template (`render`: the template's text and the rows of its tables, slices of the row
+  filler's buffers), hashed (sha256) and compared with the index of the `previous` site
   (`_pages.json`: path -> hash) by two writer threads: an unchanged page is hard-linked from the
   previous site (copied if linking fails), a changed or new one is written (one `writev`).
   Every page but the index also carries a fingerprint of its rows: when it and the build's
@@ -33,20 +34,12 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
-from flows.tools.site import PAGE_INDEX, bridge, face_a_face, html, paths, simultane
+from flows.tools.site import PAGE_INDEX, bridge, face_a_face, paths, simultane
 from flows.tools.site.fmt import num, text
 from flows.tools.site.labels import labels, month_name
-from flows.tools.site.model import (
-    NO_PREVIOUS,
-    Page,
-    Previous,
-    ReadTable,
-    Reuse,
-    read_tables,
-    root_of,
-)
-from flows.tools.site.pages import PageSet
-from flows.tools.site.tables import Col, bodies, header
+from flows.tools.site.model import NO_PREVIOUS, Previous, ReadTable, Reuse, read_tables
+from flows.tools.site.render import Page, Renderer
+from flows.tools.site.tables import Col, bodies, columns
 from transforms.simultane.options import SimultaneOptions
 
 HERE = Path(__file__).resolve().parent
@@ -93,31 +86,40 @@ def build_site(
     chrome = Chrome(lang, words, site_nav(tables, words))
     context = build_context(chrome, timezone, window_results)
     before = load_previous(Path(previous) if previous else None, context)
-    shell = chrome.shell()
-    pages = site_pages(tables, words, lang, timezone, window_results, before, phases, shell)
+    pages = site_pages(tables, words, lang, timezone, window_results, before, phases)
     report = write_pages(pages, out, before, chrome, context, phases)
     report.seconds = time.perf_counter() - started
     report.phases = {k: round(v, 2) for k, v in phases.items()}
     return report
 
 
-def site_pages(tables: dict, words: dict, lang: str, timezone: str, window_results: int,
-               previous: Previous = NO_PREVIOUS, phases: dict | None = None,
-               shell: html.Shell | None = None):  # fmt: skip
-    """Every page (`Page`, `PageSet` or `Reuse`), competition by competition: the Simultané
+def site_pages(
+    tables: dict,
+    words: dict,
+    lang: str,
+    timezone: str,
+    window_results: int,
+    previous: Previous = NO_PREVIOUS,
+    phases: dict | None = None,
+):
+    """Every page (`Page` or `Reuse`), competition by competition: the Simultané
     in one thread, the Face-à-Face then the bridge in another (the work is Polars and NumPy on
     whole columns, which release the GIL), each page as soon as it is made. The seconds spent
     making each competition's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
-    shell = shell or Chrome(lang, words, site_nav(tables, words)).shell()
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
     chains = [
-        [("simultane", lambda: simultane.pages(tables, words, lang, timezone, window_results,
-                                               previous, shell))],
-        [("face_a_face", lambda: face_a_face.pages(tables, words, lang, timezone, previous,
-                                                   shell)),
-         ("bridge", lambda: bridge.pages(tables, words, lang, previous, shell))],
-    ]  # fmt: skip
+        [
+            (
+                "simultane",
+                lambda: simultane.pages(tables, words, lang, timezone, window_results, previous),
+            )
+        ],
+        [
+            ("face_a_face", lambda: face_a_face.pages(tables, words, lang, timezone, previous)),
+            ("bridge", lambda: bridge.pages(tables, words, lang, previous)),
+        ],
+    ]
     yield from concurrently(chains, phases)
 
 
@@ -139,8 +141,10 @@ def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
         finally:
             made.put(_END)
 
-    threads = [threading.Thread(target=run, args=(chain,), name=f"site-{i}", daemon=True)
-               for i, chain in enumerate(chains)]  # fmt: skip
+    threads = [
+        threading.Thread(target=run, args=(chain,), name=f"site-{i}", daemon=True)
+        for i, chain in enumerate(chains)
+    ]
     for thread in threads:
         thread.start()
     running = len(threads)
@@ -183,8 +187,8 @@ class Chrome:
     words: dict
     nav: list[tuple[str, str]]
 
-    def shell(self) -> html.Shell:
-        return html.Shell.of(self.lang, self.words, self.nav)
+    def renderer(self) -> Renderer:
+        return Renderer(self.lang, self.words, self.nav)
 
 
 def site_nav(tables: dict, w: dict) -> list[tuple[str, str]]:
@@ -216,101 +220,79 @@ def write_pages(
     context: str = "",
     phases: dict | None = None,
 ) -> SiteReport:
-    """Write `pages` (`Page`, `PageSet`, `Reuse`) and the stylesheet and script into `out`,
+    """Write `pages` (`Page`, `Reuse`) and the stylesheet and script into `out`,
     reusing unchanged files of the `previous` site (a `Reuse` is linked without being made,
     a page whose bytes are those of the previous site's page is linked too); writes the index
     of the pages last.
 
     Two threads hash (sha256) and write the pages (both release the GIL: `writev` of a page's
-    slices, no copy) while this one makes the next ones. `phases` gets the seconds spent here
-    making pages one by one and handing them over (render) and waiting for the writers at the
-    end (write_wait)."""
+    pieces, its rows not copied) while this one renders the next ones. `phases` gets the
+    seconds spent here rendering pages and handing them over (render) and waiting for the
+    writers at the end (write_wait)."""
     phases = {} if phases is None else phases
     render = 0.0
-    shell = chrome.shell()
-    old = previous.pages
+    renderer = chrome.renderer()
     report = SiteReport(out)
-    index: dict[str, str] = {}
-    fingerprints: dict[str, str] = {}
-    made_dirs: set[str] = set()
-    pending: list[Future] = []
-    prefix = f"{out}/"  # paths as text: a site has tens of thousands of pages
-    seen: set[str] = set()
-
-    def folder_for(path: str) -> str:
-        target = prefix + path
-        folder = target.rpartition("/")[0]
-        if folder not in made_dirs:
-            os.makedirs(folder, exist_ok=True)
-            made_dirs.add(folder)
-        return target
-
-    def store(batch: list[tuple[str, str, list]]) -> list[tuple[str, str, bool]]:
-        done = []
-        for path, target, slices in batch:
-            digest = hashlib.sha256()
-            for part in slices:
-                digest.update(part)
-            hexdigest = digest.hexdigest()
-            if old.get(path) == hexdigest and _reuse(previous.file(path), target):
-                done.append((path, hexdigest, False))
-                continue
-            _write(target, slices)
-            done.append((path, hexdigest, True))
-        return done
-
-    def link(batch: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
-        done = []
-        for path, target in batch:
-            if not _reuse(previous.file(path), target):
-                raise FileNotFoundError(f"{previous.file(path)} vanished")
-            done.append((path, old[path], False))
-        return done
-
-    def claim(path: str, fingerprint: str | None) -> None:
-        if path in seen:
-            raise AssertionError(f"two pages at {path}")
-        seen.add(path)
-        if fingerprint is not None:
-            fingerprints[path] = fingerprint
-
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="site-write") as pool:
-        batch: list = []
-        links: list = []
-
-        def hand_over(force: bool = False) -> None:
-            nonlocal batch, links
-            if batch and (force or len(batch) >= BATCH):
-                pending.append(pool.submit(store, batch))
-                batch = []
-            if links and (force or len(links) >= 4 * BATCH):
-                pending.append(pool.submit(link, links))
-                links = []
-
+        writer = Writer(out, previous, pool)
         for asset in ASSETS:
-            batch.append((asset, folder_for(asset), [(HERE / "static" / asset).read_bytes()]))
+            writer.page(asset, None, [(HERE / "static" / asset).read_bytes()])
         for page in pages:
             start = time.perf_counter()
             if isinstance(page, Reuse):
-                claim(page.path, page.fingerprint)
-                links.append((page.path, folder_for(page.path)))
-            elif isinstance(page, PageSet):
-                for i, path in enumerate(page.paths):
-                    claim(path, page.fingerprints[i])
-                    batch.append((path, folder_for(path), page.slices(i)))
-                    hand_over()
+                writer.reuse(page.path, page.fingerprint)
             else:
-                claim(page.path, page.fingerprint)
-                root = root_of(page.path)
-                script = any(s.get("sortable") or s.get("filter") for s in page.sections)
-                content = html.sections(page.sections, root, chrome.words)
-                made = shell.page(page.title, page.crumbs, root, script, content).encode()
-                batch.append((page.path, folder_for(page.path), [made]))
-            hand_over()
+                writer.page(page.path, page.fingerprint, renderer.pieces(page))
             render += time.perf_counter() - start
-        hand_over(force=True)
         start = time.perf_counter()
-        for future in pending:
+        index = writer.finish(report)
+        phases["write_wait"] = time.perf_counter() - start
+    phases["render"] = render
+    report.pages = len(index) - len(ASSETS)
+    report.written_paths.sort()
+    tmp = out / (PAGE_INDEX + ".tmp")
+    pages_index = {
+        "format": FORMAT,
+        "context": context,
+        "pages": index,
+        "fingerprints": writer.fingerprints,
+    }
+    tmp.write_text(json.dumps(pages_index, sort_keys=True, indent=0))
+    os.replace(tmp, out / PAGE_INDEX)
+    return report
+
+
+class Writer:
+    """The pages handed to two writer threads in batches: each page hashed, then linked from
+    the previous site when it has the same bytes there, else written (`_write`); a `Reuse`
+    linked without being hashed."""
+
+    def __init__(self, out: Path, previous: Previous, pool: ThreadPoolExecutor):
+        self.prefix = f"{out}/"  # paths as text: a site has tens of thousands of pages
+        self.previous = previous
+        self.pool = pool
+        self.fingerprints: dict[str, str] = {}
+        self._seen: set[str] = set()
+        self._made_dirs: set[str] = set()
+        self._pending: list[Future] = []
+        self._batch: list = []
+        self._links: list = []
+
+    def page(self, path: str, fingerprint: str | None, pieces: list) -> None:
+        self._claim(path, fingerprint)
+        self._batch.append((path, self._target(path), pieces))
+        self._hand_over()
+
+    def reuse(self, path: str, fingerprint: str) -> None:
+        self._claim(path, fingerprint)
+        self._links.append((path, self._target(path)))
+        self._hand_over()
+
+    def finish(self, report: SiteReport) -> dict[str, str]:
+        """Wait for the writers; {path: hash} of every file, counted in `report`."""
+        self._hand_over(force=True)
+        index: dict[str, str] = {}
+        for future in self._pending:
             for path, digest, written in future.result():
                 index[path] = digest
                 if written:
@@ -318,21 +300,54 @@ def write_pages(
                     report.written_paths.append(path)
                 else:
                     report.reused += 1
-        wait = time.perf_counter() - start
-    phases["render"] = render
-    phases["write_wait"] = wait
-    report.pages = len(index) - len(ASSETS)
-    report.written_paths.sort()
-    tmp = out / (PAGE_INDEX + ".tmp")
-    tmp.write_text(
-        json.dumps(
-            {"format": FORMAT, "context": context, "pages": index, "fingerprints": fingerprints},
-            sort_keys=True,
-            indent=0,
-        )
-    )
-    os.replace(tmp, out / PAGE_INDEX)
-    return report
+        return index
+
+    def _claim(self, path: str, fingerprint: str | None) -> None:
+        if path in self._seen:
+            raise AssertionError(f"two pages at {path}")
+        self._seen.add(path)
+        if fingerprint is not None:
+            self.fingerprints[path] = fingerprint
+
+    def _target(self, path: str) -> str:
+        target = self.prefix + path
+        folder = target.rpartition("/")[0]
+        if folder not in self._made_dirs:
+            os.makedirs(folder, exist_ok=True)
+            self._made_dirs.add(folder)
+        return target
+
+    def _hand_over(self, force: bool = False) -> None:
+        if self._batch and (force or len(self._batch) >= BATCH):
+            self._pending.append(self.pool.submit(self._store, self._batch))
+            self._batch = []
+        if self._links and (force or len(self._links) >= 4 * BATCH):
+            self._pending.append(self.pool.submit(self._link, self._links))
+            self._links = []
+
+    def _store(self, batch: list[tuple[str, str, list]]) -> list[tuple[str, str, bool]]:
+        done = []
+        for path, target, pieces in batch:
+            digest = hashlib.sha256()
+            for piece in pieces:
+                digest.update(piece)
+            hexdigest = digest.hexdigest()
+            if self.previous.pages.get(path) == hexdigest and _reuse(
+                self.previous.file(path), target
+            ):
+                done.append((path, hexdigest, False))
+                continue
+            _write(target, pieces)
+            done.append((path, hexdigest, True))
+        return done
+
+    def _link(self, batch: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
+        done = []
+        for path, target in batch:
+            if not _reuse(self.previous.file(path), target):
+                raise FileNotFoundError(f"{self.previous.file(path)} vanished")
+            done.append((path, self.previous.pages[path], False))
+        return done
 
 
 def _write(target: str, slices: list) -> None:
@@ -393,70 +408,92 @@ def build_context(chrome: Chrome, timezone: str, window_results: int) -> str:
 
 # ------------------------------------------------------------------------------ index page
 def index_page(tables: dict, w: dict, lang: str) -> Page:
-    """The latest month of each competition (its top 10 or its events) and every month."""
-    sections = []
+    """The latest month of each competition (its top 10 or its events) and every month
+    (`index.html.j2`)."""
+    competitions = [
+        _latest_simultane(tables, w, lang),
+        _latest_face_a_face(tables, w, lang),
+        _latest_bridge(tables, w, lang),
+    ]
+    data = {"title": w["site"], "crumbs": [], "competitions": competitions}
+    return Page(paths.INDEX, "index.html.j2", data)
+
+
+def _latest_simultane(tables: dict, w: dict, lang: str) -> dict:
     monthly = tables["simultane_monthly"]
     months = simultane.months_of(monthly, tables["simultane_tournament_results"])
-    if months and monthly is not None:
-        latest = months[-1]
-        cols = [
-            Col(w["rank"], text(pl.col("rank_indice")), num=True),
-            Col(w["player"], pl.col("player_id"), href=simultane.PLAYER_LINK, th=True),
-            Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-            Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
-            Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
-        ]
-        top = monthly.filter(pl.col("month") == latest).sort("rank_indice", "player_id").head(10)
-        sections.append(_latest(w, lang, "simultane", paths.sim_month, months, cols, top))
-    else:
-        sections.append({"kind": "text", "h2": w["simultane"], "text": w["no_data"]})
+    if not months or monthly is None:
+        return _no_data(w, "simultane")
+    cols = [
+        Col(w["rank"], text(pl.col("rank_indice")), num=True),
+        Col(w["player"], pl.col("player_id"), href=simultane.PLAYER_LINK, th=True),
+        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+    ]
+    top = monthly.filter(pl.col("month") == months[-1]).sort("rank_indice", "player_id").head(10)
+    return _latest(w, lang, "simultane", paths.sim_month, months, cols, top)
+
+
+def _latest_face_a_face(tables: dict, w: dict, lang: str) -> dict:
     ranking = tables["ff_monthly_ranking"]
     months = face_a_face.months_of(ranking, tables["ff_matches"])
-    if months:
-        cols = [
-            Col(w["rank"], text(pl.col("rank")), num=True),
-            Col(w["player"], pl.col("player_id"), href=face_a_face.player_link("player_id"),
-                th=True),
-            Col(w["points"], num(pl.col("points"), 2, lang), num=True),
-            Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
-            Col(w["n_matches"], text(pl.col("matches")), num=True),
-        ]  # fmt: skip
-        top = ranking.filter(pl.col("month") == months[-1]).sort("rank", "player_id").head(10)
-        sections.append(_latest(w, lang, "face_a_face", paths.ff_month, months, cols, top))
-    else:
-        sections.append({"kind": "text", "h2": w["face_a_face"], "text": w["no_data"]})
+    if not months:
+        return _no_data(w, "face_a_face")
+    player = face_a_face.player_link("player_id")
+    cols = [
+        Col(w["rank"], text(pl.col("rank")), num=True),
+        Col(w["player"], pl.col("player_id"), href=player, th=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["n_matches"], text(pl.col("matches")), num=True),
+    ]
+    top = ranking.filter(pl.col("month") == months[-1]).sort("rank", "player_id").head(10)
+    return _latest(w, lang, "face_a_face", paths.ff_month, months, cols, top)
+
+
+def _latest_bridge(tables: dict, w: dict, lang: str) -> dict:
     standings = tables["bridge_standings"]
     if (
-        standings is not None
-        and tables["bridge_board_results"] is not None
-        and len(standings["month"].drop_nulls())
+        standings is None
+        or tables["bridge_board_results"] is None
+        or not len(standings["month"].drop_nulls())
     ):
-        events = bridge.event_summary(standings, tables["bridge_event"])
-        months = sorted(set(events["month"].drop_nulls().to_list()))
-        cols = [
-            Col(w["date"], text(pl.col("date"))),
-            Col(w["event"], pl.col("event_id"), th=True, href=pl.concat_str(
-                pl.lit("bridge/tournois/"), paths.slug_expr("event_id"), pl.lit("/index.html"))),
-            Col(w["pairs"], text(pl.col("pairs")), num=True),
-            Col(w["winner"], text(pl.col("winners"))),
-        ]  # fmt: skip
-        top = events.filter(pl.col("month") == months[-1])
-        sections.append(_latest(w, lang, "bridge", paths.bridge_month, months, cols, top))
-    else:
-        sections.append({"kind": "text", "h2": w["bridge"], "text": w["no_data"]})
-    return Page(paths.INDEX, w["site"], sections)
+        return _no_data(w, "bridge")
+    events = bridge.event_summary(standings, tables["bridge_event"])
+    months = sorted(set(events["month"].drop_nulls().to_list()))
+    link = pl.concat_str(
+        pl.lit("bridge/tournois/"), paths.slug_expr("event_id"), pl.lit("/index.html")
+    )
+    cols = [
+        Col(w["date"], text(pl.col("date"))),
+        Col(w["event"], pl.col("event_id"), th=True, href=link),
+        Col(w["pairs"], text(pl.col("pairs")), num=True),
+        Col(w["winner"], text(pl.col("winners"))),
+    ]
+    top = events.filter(pl.col("month") == months[-1])
+    return _latest(w, lang, "bridge", paths.bridge_month, months, cols, top)
 
 
-def _latest(w: dict, lang: str, key: str, month_path, months: list[str], cols: list[Col],
-            top: pl.DataFrame) -> dict:  # fmt: skip
+def _no_data(w: dict, key: str) -> dict:
+    return {"h2": w[key], "rows": None}
+
+
+def _latest(
+    w: dict, lang: str, key: str, month_path, months: list[str], cols: list[Col], top: pl.DataFrame
+) -> dict:
     latest = month_name(months[-1], lang)
-    body = bodies(top.with_columns(_page=pl.lit(0)), ["_page"], cols, "").get(0, "")
+    rows = bodies(top.with_columns(_page=pl.lit(0)), ["_page"], cols, "").get(0, "")
     return {
-        "kind": "latest", "h2": w[key], "id": key.replace("_", "-"),
-        "link": (f"{w['latest_month']} — {latest}", month_path(months[-1])),
-        "caption": f"{w[key]} — {latest}", "cols": header(cols), "body": body,
-        "months": [(month_name(m, lang), month_path(m), None) for m in reversed(months)],
-    }  # fmt: skip
+        "h2": w[key],
+        "id": key.replace("_", "-"),
+        "link": month_path(months[-1]),
+        "link_label": f"{w['latest_month']} — {latest}",
+        "caption": f"{w[key]} — {latest}",
+        "cols": columns(cols),
+        "rows": rows,
+        "months": [(month_name(m, lang), month_path(m)) for m in reversed(months)],
+    }
 
 
 # ------------------------------------------------------------------------------ publishing
@@ -472,8 +509,9 @@ def publish_site(
     it in atomically; the old site is deleted after the swap."""
 
     def build(stage: Path, previous: Path | None) -> SiteReport:
-        return build_site(read_table, stage, lang, previous, timezone=timezone,
-                          window_results=window_results)  # fmt: skip
+        return build_site(
+            read_table, stage, lang, previous, timezone=timezone, window_results=window_results
+        )
 
     return publish(out, build)
 
@@ -509,8 +547,7 @@ def event_site(
     def pages():
         if not single:
             yield bridge.events_index(summary, words, lang)
-        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout,
-                                      deals)  # fmt: skip
+        yield from bridge.event_pages(standings, board_results, summary, words, lang, layout, deals)
 
     def build(stage: Path, previous: Path | None) -> SiteReport:
         started = time.perf_counter()

@@ -4,8 +4,8 @@ Passe), seats N/E/S/O in French, and a board's hand diagram (four hands, dealer,
 vulnerability) when the event file has the deal.
 
 Contracts are shown from their normalised text (`4H`, `3NTX`, `Pass`: `transforms.bridge.
-contracts`) once per distinct contract (`markup.Keyed`); a text that is not a contract is shown
-as given (escaped). The diagram is one board's markup, made in Python (one per board page).
+contracts`) on whole columns; a text that is not a contract is shown as given (escaped). The
+diagram is one board's markup, made in Python (one per board page).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from markupsafe import escape
 
 from flows.tools.site.fmt import MISSING
 from flows.tools.site.fmt import escape as escape_expr
-from flows.tools.site.markup import Keyed
 from transforms.bridge.contracts import CONTRACT_PATTERN, contract_text, is_passed_out
 from transforms.bridge.deals import SEATS, SUITS, hands
 
@@ -35,8 +34,9 @@ def hand_suit(suit: str) -> str:
     return f'<span class="{cls}">{SYMBOLS[suit]}</span>'
 
 
-def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] | None = None
-                    ) -> Keyed:  # fmt: skip
+def contract_markup(
+    contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] | None = None
+) -> pl.Expr:
     """A contract column as a cell's markup: `4♥`, `3SA contré` (French) / `3NTX` (English),
     `Passe` / `Pass`; missing as an en dash. `played`: (declarer, result) columns, shown after
     the contract in a span (`.ph`) the stylesheet shows on a phone only (where the traveller's
@@ -49,19 +49,20 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         doubled = normal.str.extract(CONTRACT_PATTERN, 3)
         strain_shown = strain.replace_strict(
             {**{s: suit_markup(s) for s in SYMBOLS}, "NT": str(escape(w["notrump"]))},
-            default=None, return_dtype=pl.String,
-        )  # fmt: skip
+            default=None,
+            return_dtype=pl.String,
+        )
         doubled_shown = doubled.replace_strict(
             {"": "", "X": str(escape(w["doubled"])), "XX": str(escape(w["redoubled"]))},
-            default="", return_dtype=pl.String,
-        )  # fmt: skip
+            default="",
+            return_dtype=pl.String,
+        )
         # the words of a double may go to a second line of a narrow cell (`.dbl`)
         doubled_shown = (
             pl.when(doubled_shown == "")
             .then(pl.lit(""))
-            .otherwise(pl.concat_str(pl.lit("<span class=dbl>"), doubled_shown,
-                                     pl.lit("</span>")))
-        )  # fmt: skip
+            .otherwise(pl.concat_str(pl.lit("<span class=dbl>"), doubled_shown, pl.lit("</span>")))
+        )
         shown = (
             pl.when(text.is_null())
             .then(pl.lit(MISSING))
@@ -77,12 +78,16 @@ def contract_markup(contract: pl.Expr, w: dict, played: tuple[pl.Expr, pl.Expr] 
         after = pl.concat_str(declarer.fill_null(""), pl.lit(" "), result.fill_null(""))
         return pl.concat_str(
             shown,
-            pl.when(by[0].is_null() & by[1].is_null()).then(pl.lit("")).otherwise(
-                pl.concat_str(pl.lit("<span class=ph> "), after.str.strip_chars(),
-                              pl.lit("</span>"))),
-        )  # fmt: skip
+            pl.when(by[0].is_null() & by[1].is_null())
+            .then(pl.lit(""))
+            .otherwise(
+                pl.concat_str(
+                    pl.lit("<span class=ph> "), after.str.strip_chars(), pl.lit("</span>")
+                )
+            ),
+        )
 
-    return Keyed.of(show, contract, *(played or ()))
+    return show(contract, *(played or ()))
 
 
 def seat(expr: pl.Expr, w: dict) -> pl.Expr:
@@ -95,8 +100,9 @@ def _suit_line(suit: str, cards: str, w: dict) -> str:
     return f"<li>{hand_suit(suit)} {escape(ranks)}"
 
 
-def diagram(board: int, deal: str | None, dealer: str | None, vulnerable: str | None,
-            w: dict) -> str:  # fmt: skip
+def diagram(
+    board: int, deal: str | None, dealer: str | None, vulnerable: str | None, w: dict
+) -> str:
     """A board's hand diagram: North above, West and East beside, South below, the board's
     number, dealer and vulnerability in the middle. Empty when `deal` is not a deal."""
     shown = hands(deal)
@@ -107,8 +113,9 @@ def diagram(board: int, deal: str | None, dealer: str | None, vulnerable: str | 
     for s in SEATS:
         cls = f"hand {s.lower()}" + (" vul" if s in vulnerable_seats else "")
         name = w["seat_names"][s]
-        lines = "".join(_suit_line(suit, cards, w) for suit, cards in
-                        zip(SUITS, shown.get(s, []), strict=False))  # fmt: skip
+        lines = "".join(
+            _suit_line(suit, cards, w) for suit, cards in zip(SUITS, shown.get(s, []), strict=False)
+        )
         body = f"<ul>{lines}</ul>" if s in shown else f"<p>{MISSING}</p>"
         parts.append(f'<div class="{cls}"><strong>{escape(name)}</strong>{body}</div>')
     vul_text = w["vulnerabilities"].get(vulnerable or "", vulnerable or MISSING)

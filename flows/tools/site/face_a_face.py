@@ -1,10 +1,12 @@
 """Pages of the Face-à-Face: the monthly ranking with the seed's columns (Rang, Points, ELO,
 # Matches), all matches of the month (sortable by Joueur 1 / Joueur 2 and any column,
-filterable by a player's name), each match (16 deals, match points, time-outs, forfeit: a
-section of the page of its day) and each player (ELO over time, matches, months).
+filterable by a player's name), each match (16 deals, match points, time-outs, forfeit: an
+article of the page of its day) and each player (ELO over time, matches, months).
 
-Every kind of page is put together on whole columns (`pages.Pages`); a match's row is made
-once and put in its month's list and in its two players' pages (`markup.take`).
+Templates: `face_a_face/month.html.j2`, `matches.html.j2`, `day.html.j2`, `player.html.j2`.
+A match's row is made once by the row filler and put in its month's list and in its two
+players' pages (`markup.take`); the articles of a day's matches, the largest pages of the
+Face-à-Face, are rows too (`match_articles`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from collections.abc import Iterator
 
 import numpy as np
 import polars as pl
+from markupsafe import escape as html_escape
 
-from flows.tools.site import html, markup, paths
-from flows.tools.site.fmt import MISSING, escape, mapped, minute, number, scaled, text
-from flows.tools.site.html import SECTION_CLOSE, section_open, thead
+from flows.tools.chart import IN_WINDOW
+from flows.tools.site import markup, paths
+from flows.tools.site.fmt import MISSING, escape, local_time, mapped, num, scaled, text
 from flows.tools.site.labels import month_name
-from flows.tools.site.markup import Keyed
 from flows.tools.site.model import (
     NO_PREVIOUS,
     Previous,
@@ -27,21 +29,13 @@ from flows.tools.site.model import (
     rows_of,
     split_unchanged,
 )
-from flows.tools.site.pages import Pages, PageSet
-from flows.tools.site.svg import CHART_CLOSE, elo_curves
-from flows.tools.site.tables import (
-    Col,
-    Rows,
-    grouped_rows,
-    live_rank,
-    rank_cell,
-    row_items,
-    table_around,
-)
+from flows.tools.site.render import TABLE_CLOSE, Page, page
+from flows.tools.site.svg import NO_CHART, elo_curves
+from flows.tools.site.tables import Col, Rows, columns, grouped_rows, live_rank, rank_cell, row_items
 
-ROOT = "../../"  # face-a-face/<month or kind>/<page>.html
 FOLDER = "face-a-face/x/"  # (any of its folders: they are siblings)
 BOT = "BOT"
+ELO_LINE = "#1f5fa8"
 
 
 def player_link(column: str, folder: str = "") -> pl.Expr:
@@ -55,7 +49,7 @@ def player_link(column: str, folder: str = "") -> pl.Expr:
     )
 
 
-MATCH_LINK = pl.concat_str(  # the match's section in the page of its day (from a sibling)
+MATCH_LINK = pl.concat_str(  # the match's article in the page of its day (from a sibling)
     pl.lit("../matches/"),
     pl.col("day"),
     pl.lit(".html#"),
@@ -64,8 +58,9 @@ MATCH_LINK = pl.concat_str(  # the match's section in the page of its day (from 
 )
 
 
-def pages(t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS,
-          shell: html.Shell | None = None) -> Iterator[PageSet | Reuse]:  # fmt: skip
+def pages(
+    t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS
+) -> Iterator[Page | Reuse]:
     ranking = t["ff_monthly_ranking"]
     matches = t["ff_matches"]
     if ranking is None or matches is None:
@@ -73,24 +68,18 @@ def pages(t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PR
     months = months_of(ranking, matches)
     if not months:
         return
-    shell = shell or html.Shell.of(lang, w)
     crumb = (w["face_a_face"], paths.ff_month(months[-1]))
     names = {m: month_name(m, lang) for m in months}
     when = pl.coalesce("started_at", "created_at")
+    # the day of its page: local, like the times shown (a match with no time: its month)
+    day = when.dt.convert_time_zone(timezone).dt.strftime("%Y-%m-%d")
     matches = matches.with_columns(
-        when=when,
-        # the day of its page: local, like the times shown (a match with no time: its month)
-        day=when.dt.convert_time_zone(timezone)
-        .dt.strftime("%Y-%m-%d")
-        .fill_null(pl.col("month"))
-        .fill_null("undated"),
+        when=when, day=day.fill_null(pl.col("month")).fill_null("undated")
     ).sort("when", "match_id")
     rows = MatchRows(matches, w, lang, timezone)
-    yield from month_pages(ranking, matches, months, rows, w, lang, previous, shell, names)
-    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous,
-                           shell, names)  # fmt: skip
-    yield from player_pages(ranking, matches, t["ff_elo"], rows, w, lang, timezone, crumb,
-                            previous, shell)  # fmt: skip
+    yield from month_pages(ranking, matches, months, rows, w, lang, previous, names)
+    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous, names)
+    yield from player_pages(ranking, matches, t["ff_elo"], rows, w, lang, timezone, crumb, previous)
 
 
 def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> list[str]:
@@ -100,48 +89,48 @@ def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> lis
     return sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
 
 
-def _elo_change(before: str, after: str, lang: str) -> Keyed:
-    """ "1600 → 1616" (– without a rating), shown once per distinct pair of rounded ratings."""
-    return Keyed.of(
-        lambda b, a: pl.when(b.is_null()).then(pl.lit(MISSING)).otherwise(
-            pl.concat_str(_int(b), pl.lit(" → "), _int(a).fill_null(MISSING))),
-        scaled(pl.col(before), 0), scaled(pl.col(after), 0),
-    )  # fmt: skip
+def _elo_change(before: str, after: str) -> pl.Expr:
+    """ "1600 → 1616" (– without a rating)."""
+    b, a = scaled(pl.col(before), 0), scaled(pl.col(after), 0)
+    change = pl.concat_str(_int(b), pl.lit(" → "), _int(a).fill_null(MISSING))
+    return pl.when(b.is_null()).then(pl.lit(MISSING)).otherwise(change)
 
 
 def _int(value: pl.Expr) -> pl.Expr:
-    return pl.concat_str(pl.when(value < 0).then(pl.lit("-")).otherwise(pl.lit("")),
-                         value.abs().cast(pl.String))  # fmt: skip
+    sign = pl.when(value < 0).then(pl.lit("-")).otherwise(pl.lit(""))
+    return pl.concat_str(sign, value.abs().cast(pl.String))
 
 
-def _score(a: str, b: str) -> list:
-    return [text(pl.col(a)), " – ", text(pl.col(b))]
+def _score() -> pl.Expr:
+    return pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b")))
 
 
 def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
     """The columns of a list of matches; Joueur 1 and Joueur 2 are columns 3 and 4."""
+    forfeit = pl.concat_str(pl.lit(f" ({w['forfeit_by']} "), pl.col("forfeit_by"), pl.lit(")"))
+    status = pl.concat_str(
+        mapped(pl.col("status"), w["statuses"]),
+        pl.when(pl.col("forfeit_by").is_not_null()).then(forfeit).otherwise(pl.lit("")),
+    )
+    counts = pl.col("counts_for_ranking").fill_null(False)
     return [
         Col(w["match"], pl.col("match_id"), href=MATCH_LINK, th=True),
-        Col(w["date"], minute(pl.col("when"), timezone)),  # ISO: sorts as text
+        Col(w["date"], local_time(pl.col("when"), timezone)),  # ISO: sorts as text
         Col(w["type"], mapped(pl.col("match_type"), w["match_types"])),
         Col(w["player_1"], pl.col("player_a"), href=player_link("player_a", FOLDER)),
         Col(w["player_2"], pl.col("player_b"), href=player_link("player_b", FOLDER)),
-        Col(w["score"], Keyed.of(lambda a, b: pl.concat_str(
-            text(a), pl.lit(" – "), text(b)), pl.col("mp_a"), pl.col("mp_b")),
-            num=True, sort=(pl.col("mp_a") - pl.col("mp_b")).cast(pl.String)),
+        Col(w["score"], _score(), num=True, sort=(pl.col("mp_a") - pl.col("mp_b")).cast(pl.String)),
         Col(w["outcome"], mapped(pl.col("outcome_a"), w["outcomes"])),
-        Col(w["status"], pl.concat_str(
-            mapped(pl.col("status"), w["statuses"]),
-            pl.when(pl.col("forfeit_by").is_not_null())
-            .then(pl.concat_str(pl.lit(f" ({w['forfeit_by']} "), pl.col("forfeit_by"), pl.lit(")")))
-            .otherwise(pl.lit("")))),
-        Col(w["points_1"], number(pl.col("value_a"), 0, lang), num=True),
-        Col(w["points_2"], number(pl.col("value_b"), 0, lang), num=True),
-        Col(w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang), num=True),
-        Col(w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang), num=True),
-        Col(w["counts_for_ranking"], pl.when(pl.col("counts_for_ranking").fill_null(False))
-            .then(pl.lit(w["yes"])).otherwise(pl.lit(w["no"]))),
-    ]  # fmt: skip
+        Col(w["status"], status),
+        Col(w["points_1"], num(pl.col("value_a"), 0, lang), num=True),
+        Col(w["points_2"], num(pl.col("value_b"), 0, lang), num=True),
+        Col(w["elo_1"], _elo_change("elo_a_before", "elo_a_after"), num=True),
+        Col(w["elo_2"], _elo_change("elo_b_before", "elo_b_after"), num=True),
+        Col(
+            w["counts_for_ranking"],
+            pl.when(counts).then(pl.lit(w["yes"])).otherwise(pl.lit(w["no"])),
+        ),
+    ]
 
 
 class MatchRows:
@@ -166,115 +155,228 @@ class MatchRows:
         return Rows(joined, markup.groups(frame, keys, joined))
 
 
-def month_pages(ranking, matches, months, rows: MatchRows, w, lang,
-                previous: Previous = NO_PREVIOUS, shell: html.Shell | None = None,
-                names: dict | None = None) -> Iterator[PageSet | Reuse]:  # fmt: skip
+def month_pages(
+    ranking,
+    matches,
+    months,
+    rows: MatchRows,
+    w,
+    lang,
+    previous: Previous = NO_PREVIOUS,
+    names: dict | None = None,
+) -> Iterator[Page | Reuse]:
     """The ranking and the list of all matches of each month; a month whose rows (ranking,
     matches) did not change keeps both pages (a past month, most nights)."""
-    fps = dict(fingerprints("month", ranking, matches.filter(pl.col("month").is_not_null()))
-               .iter_rows())  # fmt: skip
+    dated = matches.filter(pl.col("month").is_not_null())
+    fps = dict(fingerprints("month", ranking, dated).iter_rows())
     todo = []
     for month in months:
         both = (paths.ff_month(month), paths.ff_month_matches(month))
-        if all(previous.unchanged(page, fps[month]) for page in both):
-            yield from (Reuse(page, fps[month]) for page in both)
+        if all(previous.unchanged(p, fps[month]) for p in both):
+            yield from (Reuse(p, fps[month]) for p in both)
         else:
             todo.append(month)
     if not todo:
         return
-    ranking = ranking.filter(pl.col("month").is_in(pl.Series(todo, dtype=pl.String).implode()))
-    cols = [
+    kept = pl.col("month").is_in(pl.Series(todo, dtype=pl.String).implode())
+    ranking = ranking.filter(kept).sort("month", "rank", "player_id")
+    cols = ranking_cols(w, lang)
+    anchor = paths.player_row_anchor_expr()
+    by_month = grouped_rows(ranking, ["month"], row_items(cols, "", row_id=anchor)).blocks()
+    listed = matches.with_row_index("_m").filter(kept).sort("month", "_m")
+    match_list = rows.grouped(listed["_m"].to_numpy(), listed, ["month"]).blocks()
+    players = dict(ranking.group_by("month").len().iter_rows())
+    played = dict(listed.group_by("month").len().iter_rows())
+    home = [(w["home"], paths.INDEX)]
+    for month in todo:
+        name = (names or {}).get(month, month)
+        yield page(
+            paths.ff_month(month),
+            "face_a_face/month.html.j2",
+            fps[month],
+            title=f"{w['face_a_face']} — {name}",
+            crumbs=home,
+            name=name,
+            players=players.get(month, 0),
+            matches=played.get(month, 0),
+            cols=columns(cols),
+            ranking=by_month.get(month, ""),
+        )
+        yield page(
+            paths.ff_month_matches(month),
+            "face_a_face/matches.html.j2",
+            fps[month],
+            title=f"{w['all_matches']} — {name}",
+            crumbs=home + [(f"{w['face_a_face']} {name}", paths.ff_month(month))],
+            cols=columns(rows.cols),
+            matches=match_list.get(month, ""),
+        )
+
+
+def ranking_cols(w: dict, lang: str) -> list[Col]:
+    """The columns of a month's ranking (the seed's: Rang, Points, ELO, # Matches)."""
+    return [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_link("player_id", FOLDER), th=True),
-        Col(w["points"], number(pl.col("points"), 2, lang), num=True),
-        Col(w["elo"], number(pl.col("elo"), 0, lang), num=True),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
         Col(w["n_matches"], text(pl.col("matches")), num=True),
         Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
         Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
     ]
-    by_month = grouped_rows(
-        ranking.sort("month", "rank", "player_id"),
-        ["month"],
-        row_items(cols, "", row_id=paths.player_row_anchor_expr()),
-    )
-    listed = matches.with_row_index("_m").filter(pl.col("month").is_in(
-        pl.Series(todo, dtype=pl.String).implode())).sort("month", "_m")  # fmt: skip
-    match_list = rows.grouped(listed["_m"].to_numpy(), listed, ["month"])
-    frame = (
-        pl.DataFrame({"month": todo})
-        .with_columns(
-            _name=pl.col("month").replace_strict(names or {}, default=pl.col("month")),
-            fingerprint=pl.col("month").replace_strict(fps, default=None),
-        )
-        .join(
-            ranking.group_by("month").len("_players"), on="month", how="left", maintain_order="left"
-        )
-        .join(
-            listed.group_by("month").len("_matches"), on="month", how="left", maintain_order="left"
-        )
-    )
-    name = pl.col("_name")
-    home = [(w["home"], paths.INDEX)]
-    rank_page = Pages(frame.with_columns(path=pl.concat_str(
-        pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html"))))  # fmt: skip
-    rank_page.add(*shell.head(ROOT, True, pl.concat_str(pl.lit(f"{w['face_a_face']} — "), name),
-                              home))  # fmt: skip
-    rank_page.add(
-        "\n<section>\n" + html.FACTS_OPEN + f"<div><dt>{html.escape(w['month'])}<dd>", name,
-        f"</div><div><dt>{html.escape(w['players'])}<dd>",
-        pl.col("_players").fill_null(0).cast(pl.String),
-        f'</div><div><dt>{html.escape(w["matches"])}<dd><a href="matches.html">',
-        pl.col("_matches").fill_null(0).cast(pl.String),
-        "</a></div>" + html.FACTS_CLOSE + SECTION_CLOSE + "\n",
-    )  # fmt: skip
-    before, after = table_around("\x00", cols, 0)
-    caption = escape(pl.concat_str(pl.lit(f"{w['ff_ranking']} — "), name))
-    first, second, third = before.split("\x00")
-    rank_page.add(section_open(w["ff_ranking"]), f'<p class="note">{html.escape(w["sort_hint"])}'
-                  "</p>\n", first, caption, second, caption, third)  # fmt: skip
-    rank_page.rows(by_month, "month")
-    rank_page.add(after + SECTION_CLOSE + "\n" + section_open() + '<ul class="links"><li>'
-                  f'<a href="matches.html">{html.escape(w["all_matches"])}</a></ul>'
-                  + SECTION_CLOSE, shell.tail(ROOT, True))  # fmt: skip
-    yield rank_page.done()
 
-    list_page = Pages(frame.with_columns(path=pl.concat_str(
-        pl.lit("face-a-face/"), pl.col("month"), pl.lit("/matches.html"))))  # fmt: skip
-    list_page.add(*shell.head(
-        ROOT, True, pl.concat_str(pl.lit(f"{w['all_matches']} — "), name),
-        home + [(pl.concat_str(pl.lit(w["face_a_face"] + " "), name),
-                 pl.concat_str(pl.lit("face-a-face/"), pl.col("month"), pl.lit("/index.html")))],
-    ))  # fmt: skip
-    before, after = table_around("\x00", rows.cols, None, table_id="matches")
-    caption = escape(pl.concat_str(pl.lit(f"{w['all_matches']} — "), name))
-    first, second, third = before.split("\x00")
-    search = {"id": "joueur", "label": w["filter_player"], "hint": w["filter_hint"],
-              "columns": "3,4", "shown": w["shown"]}  # fmt: skip
-    list_page.add(
-        "\n" + section_open() + html.filter_form(search, "matches")
-        + f'\n<p class="note">{html.escape(w["sort_hint"])}</p>\n' + first,
-        caption, second, caption, third,
-    )  # fmt: skip
-    list_page.rows(match_list, "month")
-    list_page.add(after + SECTION_CLOSE, shell.tail(ROOT, True))
-    yield list_page.done()
+
+def deal_cols(w: dict) -> list[Col]:
+    """The columns of a match's deals (a deal played out of time: "hors temps")."""
+    roles, timeout = w["roles"], w["timeout"]
+    ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
+    return [
+        Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
+        Col(w["role_1"], mapped(pl.col("role_a"), roles)),
+        Col(w["role_2"], mapped(pl.col("role_b"), roles)),
+        Col(
+            w["diff_1"],
+            pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
+            num=True,
+            cls=pl.when(ua).then(pl.lit("timeout")),
+        ),
+        Col(
+            w["diff_2"],
+            pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
+            num=True,
+            cls=pl.when(ub).then(pl.lit("timeout")),
+        ),
+        Col(w["mp_1"], text(pl.col("mp_a")), num=True),
+        Col(w["mp_2"], text(pl.col("mp_b")), num=True),
+    ]
+
+
+def _fact(label: str, value: pl.Expr, optional: bool = False) -> list:
+    """A fact of a match's article (row format); an `optional` one only when there is one."""
+    opening = f"<div><dt>{html_escape(label)}<dd>"
+    if optional:
+        shown = pl.concat_str(pl.lit(opening), escape(value), pl.lit("</div>"))
+        return [pl.when(value.is_not_null()).then(shown).otherwise(pl.lit(""))]
+    return [opening, escape(value).fill_null(MISSING), "</div>"]
+
+
+def _linked(column: str) -> pl.Expr:
+    link = player_link(column, FOLDER)
+    shown = escape(pl.col(column))
+    linked = pl.concat_str(pl.lit('<a href="'), escape(link), pl.lit('">'), shown, pl.lit("</a>"))
+    return pl.when(link.is_null()).then(shown).otherwise(linked)
+
+
+def article_head(w: dict, lang: str, timezone: str) -> list:
+    """The row format of a match's article up to its deals' rows: its heading, its facts (date,
+    players, match points, outcome, forfeit, ELO, points, ranking, time-outs) and the head of
+    the table of its deals."""
+    counts = pl.col("counts_for_ranking").fill_null(False)
+    ranked = (
+        pl.when(counts)
+        .then(pl.lit(w["played_for_ranking"]))
+        .otherwise(pl.lit(w["not_for_ranking"]))
+    )
+    timeouts = pl.concat_str(
+        pl.col("_to_a").cast(pl.String), pl.lit(" – "), pl.col("_to_b").cast(pl.String)
+    )
+    title = escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id")))
+    cols = deal_cols(w)
+    head = (
+        f'">\n<table class="{table_classes(cols)}">\n<caption>{html_escape(w["deals"])}'
+        f"</caption>\n{thead(cols)}\n<tbody>"
+    )
+    return [
+        '\n<article class="match" id="',
+        pl.lit(paths.ff_match_anchor("")),
+        paths.slug_expr("match_id"),
+        '">\n<h2>',
+        title,
+        "</h2>\n" + '<dl class="facts">',
+        *_fact(w["date"], local_time(pl.col("when"), timezone)),
+        *_fact(w["type"], mapped(pl.col("match_type"), w["match_types"])),
+        f"<div><dt>{html_escape(w['player_1'])}<dd>",
+        _linked("player_a"),
+        "</div>",
+        f"<div><dt>{html_escape(w['player_2'])}<dd>",
+        _linked("player_b"),
+        "</div>",
+        *_fact(w["match_points"], _score()),
+        *_fact(w["outcome_1"], mapped(pl.col("outcome_a"), w["outcomes"])),
+        *_fact(w["forfeit"], pl.col("forfeit_by"), optional=True),
+        *_fact(w["status"], mapped(pl.col("status"), w["statuses"])),
+        *_fact(w["elo_1"], _elo_change("elo_a_before", "elo_a_after")),
+        *_fact(w["elo_2"], _elo_change("elo_b_before", "elo_b_after")),
+        *_fact(w["points_1"], num(pl.col("value_a"), 0, lang)),
+        *_fact(w["points_2"], num(pl.col("value_b"), 0, lang)),
+        *_fact(w["ranked"], ranked),
+        *_fact(w["timeouts"], timeouts, optional=True),
+        "</dl>",
+        '\n<div class="scroll" role="region" tabindex="0" aria-label="',
+        title,
+        f" — {html_escape(w['deals'])}",
+        head,
+    ]
+
+
+def table_classes(cols: list[Col]) -> str:
+    """The class of a table that is not sortable (`table_open`'s, for the articles)."""
+    return " ".join(["data"] + [f"l{i}" for i, c in enumerate(cols, 1) if not c.num])
+
+
+def thead(cols: list[Col]) -> str:
+    return (
+        "<thead><tr>"
+        + "".join(f"<th scope=col>{html_escape(c.label)}" for c in cols)
+        + ("</thead>")
+    )
+
+
+def match_articles(
+    matches: pl.DataFrame, deal_rows: markup.Joined, per_match: np.ndarray, head: list
+) -> markup.Joined:
+    """Each match's article: its head (`head`, the row format of `article_head`), its deals'
+    rows (`per_match[i]` rows of `deal_rows` for match `i`), the end of its table."""
+    pool = markup.Pool()
+    head_base = pool.add(markup.series(markup.rows(matches, head)))
+    deal_base = pool.add(markup.series(deal_rows)) if len(deal_rows.ends) else pool.size
+    tail = pool.add(pl.Series([TABLE_CLOSE + "\n</article>"]))
+    counts = per_match + 2
+    index = np.empty(int(counts.sum()), np.int64)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    index[first] = head_base + np.arange(matches.height)
+    index[first + counts - 1] = tail
+    inside = np.ones(len(index), bool)
+    inside[first] = False
+    inside[first + counts - 1] = False
+    index[inside] = deal_base + np.arange(int(per_match.sum()))
+    return markup.join(pool, index, per_row=counts)
+
+
+def _deal_rows(deal_results, matches, indexed, cols):
+    """The rows of the deals of `matches` (each match's deals in order), the deals of each
+    match, and the matches with their time-outs (`_to_a`, `_to_b`)."""
+    renumber = np.full(indexed.height, -1, np.int64)  # place among the matches made
+    renumber[matches["_all"].to_numpy()] = np.arange(matches.height)
+    place = renumber[deal_results["_all"].to_numpy()]
+    width = int(deal_results["deal_no"].max() or 0) + 1
+    order = pl.Series(place * width + deal_results["deal_no"].to_numpy()).arg_sort()
+    deal_results = deal_results.with_columns(_m=pl.Series(place))[order]
+    timeouts = deal_results.group_by("_m").agg(
+        pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
+    )
+    matches = matches.join(timeouts, on="_m", how="left", maintain_order="left")
+    deal_rows = markup.rows(deal_results, row_items(cols, ""))
+    per_match = np.bincount(deal_results["_m"].to_numpy(), minlength=matches.height)
+    return deal_rows, per_match, matches
 
 
 def match_pages(
-    matches,
-    deal_results,
-    w,
-    lang,
-    timezone,
-    crumb,
-    previous,
-    shell: html.Shell | None = None,
-    names: dict | None = None,
-) -> Iterator:
-    """A page per day of matches (the platform's time zone), each match a section `#m-<id>`
-    (its facts: date, players, match points, outcome, forfeit, ELO, time-outs; its 16 deals).
+    matches, deal_results, w, lang, timezone, crumb, previous, names: dict | None = None
+) -> Iterator[Page | Reuse]:
+    """A page per day of matches (the platform's time zone), each match an article `#m-<id>`.
     A day whose rows did not change since the previous site keeps its page (every day but the
-    last, most nights). Every match's section is put together on whole columns."""
+    last, most nights)."""
     has_deals = deal_results is not None and not deal_results.is_empty()
     if has_deals:  # each deal with its match's place in time order (its page: that day's)
         at = markup.positions(deal_results["match_id"], matches["match_id"])
@@ -287,145 +389,80 @@ def match_pages(
         return
     indexed = matches.with_row_index("_all")
     matches = rows_of(indexed, "day", todo, reuse).with_row_index("_m")  # in time order
-    roles = w["roles"]
-    ua, ub = pl.col("unfinished_a").fill_null(False), pl.col("unfinished_b").fill_null(False)
-    timeout = w["timeout"]
-    cols = [
-        Col(w["deal"], text(pl.col("deal_no")), num=True, th=True),
-        Col(w["role_1"], mapped(pl.col("role_a"), roles)),
-        Col(w["role_2"], mapped(pl.col("role_b"), roles)),
-        Col(w["diff_1"], pl.when(ua).then(pl.lit(timeout)).otherwise(text(pl.col("d_a"))),
-            num=True, cls=pl.when(ua).then(pl.lit("timeout"))),
-        Col(w["diff_2"], pl.when(ub).then(pl.lit(timeout)).otherwise(text(pl.col("d_b"))),
-            num=True, cls=pl.when(ub).then(pl.lit("timeout"))),
-        Col(w["mp_1"], text(pl.col("mp_a")), num=True),
-        Col(w["mp_2"], text(pl.col("mp_b")), num=True),
-    ]  # fmt: skip
     if has_deals:
         deal_results = rows_of(deal_results, "day", todo, reuse)
-        renumber = np.full(indexed.height, -1, np.int64)  # place among the matches made
-        renumber[matches["_all"].to_numpy()] = np.arange(matches.height)
-        place = renumber[deal_results["_all"].to_numpy()]
-        width = int(deal_results["deal_no"].max() or 0) + 1
-        order = pl.Series(place * width + deal_results["deal_no"].to_numpy()).arg_sort()
-        deal_results = deal_results.with_columns(_m=pl.Series(place))[order]
-        timeouts = deal_results.group_by("_m").agg(
-            pl.col("unfinished_a").sum().alias("_to_a"), pl.col("unfinished_b").sum().alias("_to_b")
-        )
-        matches = matches.join(timeouts, on="_m", how="left", maintain_order="left")
-        deal_rows = markup.rows(deal_results, row_items(cols, ""))
-        per_match = np.bincount(deal_results["_m"].to_numpy(), minlength=matches.height)
+        deal_rows, per_match, matches = _deal_rows(deal_results, matches, indexed, deal_cols(w))
     else:
         matches = matches.with_columns(_to_a=pl.lit(None, pl.UInt32), _to_b=pl.lit(None, pl.UInt32))
-        deal_rows = markup.EMPTY
-        per_match = np.zeros(matches.height, np.int64)
-    ranked = pl.when(pl.col("counts_for_ranking").fill_null(False)).then(
-        pl.lit(w["played_for_ranking"])).otherwise(pl.lit(w["not_for_ranking"]))  # fmt: skip
-
-    def fact(label: str, value, optional: pl.Expr | None = None) -> list:
-        opening = f"<div><dt>{html.escape(label)}<dd>"
-        if optional is not None:  # only when there is one
-            return [
-                pl.when(optional.is_not_null())
-                .then(pl.concat_str(pl.lit(opening), escape(optional), pl.lit("</div>")))
-                .otherwise(pl.lit(""))
-            ]
-        shown = value if isinstance(value, Keyed) else escape(value).fill_null(MISSING)
-        return [opening, shown, "</div>"]
-
-    def linked(column: str) -> pl.Expr:
-        link = player_link(column, FOLDER)
-        return pl.when(link.is_null()).then(escape(pl.col(column))).otherwise(pl.concat_str(
-            pl.lit('<a href="'), escape(link), pl.lit('">'), escape(pl.col(column)),
-            pl.lit("</a>")))  # fmt: skip
-
-    head = thead(tuple((c.label, c.num) for c in cols), None)
-    region = '\n<div class="scroll" role="region" tabindex="0" aria-label="'
-    score = Keyed.of(lambda a, b: pl.concat_str(text(a), pl.lit(" – "), text(b)),
-                     pl.col("mp_a"), pl.col("mp_b"))  # fmt: skip
-    region_name = [
-        escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))),
-        f" — {html.escape(w['deals'])}",
-    ]  # (the caption: the deals)
-    classes = html.table_classes(tuple((c.label, c.num) for c in cols), False, None)
-    article = [
-        '\n<article class="match" id="', pl.lit(paths.ff_match_anchor("")),
-        paths.slug_expr("match_id"), '">\n<h2>',
-        escape(pl.concat_str(pl.lit(f"{w['match']} "), pl.col("match_id"))),
-        "</h2>\n" + html.FACTS_OPEN,
-        *fact(w["date"], minute(pl.col("when"), timezone)),
-        *fact(w["type"], mapped(pl.col("match_type"), w["match_types"])),
-        f"<div><dt>{html.escape(w['player_1'])}<dd>", linked("player_a"), "</div>",
-        f"<div><dt>{html.escape(w['player_2'])}<dd>", linked("player_b"), "</div>",
-        *fact(w["match_points"], score),
-        *fact(w["outcome_1"], mapped(pl.col("outcome_a"), w["outcomes"])),
-        *fact(w["forfeit"], None, pl.col("forfeit_by")),
-        *fact(w["status"], mapped(pl.col("status"), w["statuses"])),
-        *fact(w["elo_1"], _elo_change("elo_a_before", "elo_a_after", lang)),
-        *fact(w["elo_2"], _elo_change("elo_b_before", "elo_b_after", lang)),
-        *fact(w["points_1"], number(pl.col("value_a"), 0, lang)),
-        *fact(w["points_2"], number(pl.col("value_b"), 0, lang)),
-        *fact(w["ranked"], ranked),
-        *fact(w["timeouts"], None, pl.concat_str(pl.col("_to_a").cast(pl.String), pl.lit(" – "),
-                                                 pl.col("_to_b").cast(pl.String))),
-        html.FACTS_CLOSE,
-        region, *region_name, f'">\n<table class="{classes}">\n<caption>'
-        f"{html.escape(w['deals'])}</caption>\n{head}\n<tbody>",
-    ]  # fmt: skip
-    heads = markup.rows(matches, article)
-    tail = html.TABLE_CLOSE + "\n</article>"
-    # each match: its head, its deals' rows, the end of its table and section
-    pool = markup.Pool()
-    head_base = pool.add(markup.series(heads))
-    deal_base = pool.add(markup.series(deal_rows)) if len(deal_rows.ends) else pool.size
-    tail_code = pool.add(pl.Series([tail]))
-    n = matches.height
-    counts = per_match + 2
-    index = np.empty(int(counts.sum()), np.int64)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    index[first] = head_base + np.arange(n)
-    index[first + counts - 1] = tail_code
-    inside = np.ones(len(index), bool)
-    inside[first] = False
-    inside[first + counts - 1] = False
-    index[inside] = deal_base + np.arange(int(per_match.sum()))
-    articles = markup.join(pool, index, per_row=counts)
-    by_day = Rows(articles, markup.groups(matches, ["day"], articles))
-    frame = todo.sort("day").join(matches.group_by("day").agg(pl.col("month").min()), on="day",
-                                  how="left", maintain_order="left").with_columns(
-        path=pl.concat_str(pl.lit("face-a-face/matches/"), pl.col("day"), pl.lit(".html")),
-        _name=pl.col("month").replace_strict(names or {}, default=pl.col("month")),
-        _list=pl.concat_str(pl.lit("face-a-face/"), pl.col("month"), pl.lit("/matches.html")),
-    )  # fmt: skip
-    page = Pages(frame)
-    page.add(
-        *shell.head(
-            ROOT,
-            False,
-            pl.concat_str(pl.lit(f"{w['matches_of_day']} "), pl.col("day")),
-            [(w["home"], paths.INDEX), crumb, (pl.col("_name"), pl.col("_list"))],
+        deal_rows, per_match = markup.EMPTY, np.zeros(matches.height, np.int64)
+    articles = match_articles(matches, deal_rows, per_match, article_head(w, lang, timezone))
+    by_day = Rows(articles, markup.groups(matches, ["day"], articles)).blocks()
+    month_of = dict(matches.group_by("day").agg(pl.col("month").min()).iter_rows())
+    for day, fingerprint in todo.sort("day").iter_rows():
+        month = month_of.get(day)
+        crumbs = [
+            (w["home"], paths.INDEX),
+            crumb,
+            ((names or {}).get(month, month), paths.ff_month_matches(month)),
+        ]
+        title = f"{w['matches_of_day']} {day}"
+        articles = by_day.get(day, "")
+        path = paths.ff_match_day(day)
+        yield page(
+            path,
+            "face_a_face/day.html.j2",
+            fingerprint,
+            title=title,
+            crumbs=crumbs,
+            articles=articles,
         )
+
+
+def player_month_cols(w: dict, lang: str, latest: str | None) -> list[Col]:
+    """A player's months; # Matches links to the month's list of matches, filtered on the
+    player ("all matches played by Ben")."""
+    month_page = pl.concat_str(pl.lit("../"), pl.col("month"), pl.lit("/index.html"))
+    filtered = (
+        pl.when(paths.slug_expr("player_id") == pl.col("player_id"))
+        .then(pl.concat_str(pl.lit("?player="), pl.col("player_id")))
+        .otherwise(pl.lit(""))
     )
-    page.rows(by_day, "day", "<section>", "\n</section>")
-    page.add(shell.tail(ROOT, False))
-    yield page.done()
+    matches = pl.concat_str(pl.lit("../"), pl.col("month"), pl.lit("/matches.html"), filtered)
+    return [
+        Col(w["month"], pl.col("month"), href=month_page, th=True),
+        rank_cell(w, "rank", latest, month_page),
+        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["n_matches"], text(pl.col("matches")), num=True, href=matches),
+    ]
 
 
-def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crumb, previous,
-                 shell: html.Shell | None = None) -> Iterator:  # fmt: skip
-    """A page per player; one whose rows (matches, months, ELO) did not change keeps its page."""
+def _sides(matches: pl.DataFrame) -> pl.DataFrame:
+    """Each match twice, once for each of its players (`player_id`; not the bot), with its
+    place among the matches (`_m`)."""
     indexed = matches.with_row_index("_m")
-    sides = pl.concat([
-        indexed.with_columns(player_id=pl.col("player_a")),
-        indexed.with_columns(player_id=pl.col("player_b")),
-    ]).filter(pl.col("player_id") != BOT)  # fmt: skip
+    sides = [indexed.with_columns(player_id=pl.col(side)) for side in ("player_a", "player_b")]
+    return pl.concat(sides).filter(pl.col("player_id") != BOT)
+
+
+def _elo_parts(elo: pl.DataFrame, w: dict, lang: str, timezone: str) -> tuple[dict, dict]:
+    """{player_id: the last ELO, shown}, {player_id: the player's ELO chart}."""
+    last = pl.col("elo_after").sort_by("ended_at", "elo_seq").last().alias("_elo")
+    shown = elo.group_by("player_id").agg(last).select("player_id", num(pl.col("_elo"), 0, lang))
+    return dict(shown.iter_rows()), elo_curves(elo, w, lang, timezone).by_player()
+
+
+def player_pages(
+    ranking, matches, elo, rows: MatchRows, w, lang, timezone, crumb, previous
+) -> Iterator[Page | Reuse]:
+    """A page per player; one whose rows (matches, months, ELO) did not change keeps its page."""
+    sides = _sides(matches)
     has_elo = elo is not None and not elo.is_empty()
     latest = ranking["month"].max()
     ranking = live_rank(ranking, "rank", latest)  # shown, and fingerprinted, without it
     players = pl.concat([sides["player_id"], ranking["player_id"]]).unique()
-    fps = fingerprints("player_id", sides.drop("_m"), ranking, *([elo] if has_elo else [])).filter(
-        pl.col("player_id").is_in(players.implode())
-    )
+    fps = fingerprints("player_id", sides.drop("_m"), ranking, *([elo] if has_elo else []))
+    fps = fps.filter(pl.col("player_id").is_in(players.implode()))
     reuse, todo = split_unchanged(
         fps, "player_id", lambda player: paths.ff_player(paths.slug(player)), previous
     )
@@ -435,65 +472,34 @@ def player_pages(ranking, matches, elo, rows: MatchRows, w, lang, timezone, crum
     sides = rows_of(sides, "player_id", todo, reuse).sort(
         "player_id", "when", "match_id", descending=[False, True, True]
     )
-    ranking = rows_of(ranking, "player_id", todo, reuse)
-    elo = rows_of(elo, "player_id", todo, reuse) if has_elo else None
-    month_cols = [
-        Col(w["month"], pl.col("month"), href=pl.concat_str(
-            pl.lit("../"), pl.col("month"), pl.lit("/index.html")), th=True),
-        rank_cell(w, "rank", latest, pl.concat_str(pl.lit("../"), pl.col("month"),
-                                                   pl.lit("/index.html"))),
-        Col(w["points"], number(pl.col("points"), 2, lang), num=True),
-        Col(w["elo"], number(pl.col("elo"), 0, lang), num=True),
-        # the month's list of matches, filtered on the player ("all matches played by Ben")
-        Col(w["n_matches"], text(pl.col("matches")), num=True, href=pl.concat_str(
-            pl.lit("../"), pl.col("month"), pl.lit("/matches.html"),
-            pl.when(paths.slug_expr("player_id") == pl.col("player_id"))
-            .then(pl.concat_str(pl.lit("?player="), pl.col("player_id"))).otherwise(pl.lit("")),
-        )),
-    ]  # fmt: skip
-    frame = todo.select("player_id", "fingerprint").sort("player_id").with_columns(
-        path=pl.concat_str(pl.lit("face-a-face/joueurs/"), paths.slug_expr("player_id"),
-                           pl.lit(".html"))
-    ).join(sides.group_by("player_id").len("_n_matches"), on="player_id", how="left",
-           maintain_order="left")  # fmt: skip
-    if elo is not None:
-        last = elo.group_by("player_id").agg(
-            pl.col("elo_after").sort_by("ended_at", "elo_seq").last().alias("_elo")
+    ranking = rows_of(ranking, "player_id", todo, reuse).sort("player_id", "month")
+    month_cols = player_month_cols(w, lang, latest)
+    months = grouped_rows(ranking, ["player_id"], row_items(month_cols, "")).blocks()
+    played = rows.grouped(sides["_m"].to_numpy(), sides, ["player_id"]).blocks()
+    n_matches = dict(sides.group_by("player_id").len().iter_rows())
+    last_elo, charts = {}, {}
+    if has_elo:
+        last_elo, charts = _elo_parts(rows_of(elo, "player_id", todo, reuse), w, lang, timezone)
+    shared = {
+        "crumbs": [(w["home"], paths.INDEX), crumb],
+        "line_colour": ELO_LINE,
+        "legend_items": ((IN_WINDOW, w["elo_after"], "dot"),),
+        "month_cols": columns(month_cols),
+        "match_cols": columns(rows.cols),
+    }
+    for player, fingerprint in todo.select("player_id", "fingerprint").sort("player_id").rows():
+        facts = [
+            (w["elo"], last_elo.get(player, MISSING)),
+            (w["matches"], str(n_matches.get(player, 0))),
+        ]
+        yield page(
+            paths.ff_player(paths.slug(player)),
+            "face_a_face/player.html.j2",
+            fingerprint,
+            title=f"{w['player']} {player}",
+            facts=facts,
+            months=months.get(player),
+            played=played.get(player),
+            **charts.get(player, NO_CHART),
+            **shared,
         )
-        frame = frame.join(last, on="player_id", how="left", maintain_order="left")
-        curves = elo_curves(elo, w, lang, timezone)
-        frame = frame.join(curves.frames, on="player_id", how="left", maintain_order="left")
-    else:
-        frame = frame.with_columns(_elo=pl.lit(None, pl.Float64), _svg=pl.lit(None, pl.String))
-    from flows.tools.site.fmt import num  # the facts: a few thousand values
-
-    page = Pages(frame)
-    page.add(*shell.head(ROOT, True, pl.concat_str(pl.lit(f"{w['player']} "), pl.col("player_id")),
-                         [(w["home"], paths.INDEX), crumb]))  # fmt: skip
-    page.add(
-        "\n<section>\n" + html.FACTS_OPEN + f"<div><dt>{html.escape(w['elo'])}<dd>",
-        num(pl.col("_elo"), 0, lang), f"</div><div><dt>{html.escape(w['matches'])}<dd>",
-        pl.col("_n_matches").fill_null(0).cast(pl.String),
-        "</div>" + html.FACTS_CLOSE + SECTION_CLOSE + "\n",
-    )  # fmt: skip
-    if elo is not None:
-        opening = section_open(w["elo_over_time"]) + '<figure class="chart">\n'
-        page.add(pl.when(pl.col("_svg").is_not_null()).then(pl.concat_str(
-            pl.lit(opening), pl.col("_svg"))).otherwise(pl.lit("")))  # fmt: skip
-        page.rows(curves.line, "player_id", curves.line_open, curves.line_close, missing="")
-        page.rows(curves.points, "player_id", missing="")
-        legend = html.legend([("red", w["elo_after"], "dot")])
-        page.add(pl.when(pl.col("_svg").is_not_null()).then(pl.lit(
-            CHART_CLOSE + "\n" + legend + "\n</figure>" + SECTION_CLOSE + "\n"))
-            .otherwise(pl.lit("")))  # fmt: skip
-    month_rows = grouped_rows(ranking.sort("player_id", "month"), ["player_id"],
-                              row_items(month_cols, ""))  # fmt: skip
-    before, after = table_around(w["months"], month_cols, 0)
-    page.rows(month_rows, "player_id", section_open(w["months"]) + before,
-              after + SECTION_CLOSE + "\n", missing="")  # fmt: skip
-    played = rows.grouped(sides["_m"].to_numpy(), sides, ["player_id"])
-    before, after = table_around(w["matches"], rows.cols, None)
-    page.rows(played, "player_id", section_open(w["matches"]) + before, after + SECTION_CLOSE,
-              missing="")  # fmt: skip
-    page.add(shell.tail(ROOT, True))
-    yield page.done()

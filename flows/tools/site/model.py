@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -51,20 +51,6 @@ COLUMNS = {
 DERIVED: dict[str, tuple[str, Callable[[pl.LazyFrame], pl.LazyFrame]]] = {
     "bridge_deals": ("bridge_result", board_deals),  # one row per board with its deal
 }
-
-
-@dataclass
-class Page:
-    """One HTML page made on its own (the index, bridge events): where it goes, its title,
-    breadcrumbs (label, path) and its sections (dicts that `html.sections` puts together by
-    `kind`). `fingerprint`: of the rows the page shows, for the kinds of pages that can be
-    reused without being made again. (Most pages are made on columns: `pages.PageSet`.)"""
-
-    path: str
-    title: str
-    sections: list[dict] = field(default_factory=list)
-    crumbs: list[tuple[str, str]] = field(default_factory=list)
-    fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,8 +125,9 @@ def split_unchanged(
     return reuse, fps.filter(pl.col(key).is_in(todo))
 
 
-def rows_of(frame: pl.DataFrame | None, key: str, todo: pl.DataFrame,
-            reuse: list) -> pl.DataFrame | None:  # fmt: skip
+def rows_of(
+    frame: pl.DataFrame | None, key: str, todo: pl.DataFrame, reuse: list
+) -> pl.DataFrame | None:
     """The rows of `frame` whose `key` is one of the pages to make (`todo`): all of them,
     without a copy, when no page is reused."""
     if frame is None or not reuse:
@@ -170,8 +157,3 @@ def read_tables(read_table: ReadTable) -> dict[str, pl.DataFrame | None]:
     names = list(lazy)
     frames = dict(zip(names, pl.collect_all([lazy[n] for n in names]), strict=True))
     return {name: frames.get(name) for name in [*COLUMNS, *DERIVED]}
-
-
-def root_of(path: str) -> str:
-    """The way from a page back to the site root ("" at the root, "../" one folder down…)."""
-    return "../" * path.count("/")

@@ -19,14 +19,14 @@ import numpy as np
 import polars as pl
 from markupsafe import escape as html_escape
 
-from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
-from flows.tools.site.fmt import escape, local_time, minute, number, text
+from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW
+from flows.tools.site.fmt import escape, local_time, num, text
+from flows.tools.site.render import Block
 from flows.tools.site.tables import Rows, grouped_rows
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 46, 12, 12, 34
 PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-CHART_CLOSE = "</svg>"
 
 
 def curve_colour(window_results: int) -> pl.Expr:
@@ -60,14 +60,28 @@ def _scale(value: pl.Expr, low: pl.Expr, high: pl.Expr, start: float, length: fl
 @dataclass
 class Curves:
     """Charts of many players: `frames` (player_id, `_svg`: the chart up to its line: view
-    box, grid, dates), `line` (each player's line points, to put between `line_open` and
-    `line_close`), `points` (each player's circles); the chart ends with `CHART_CLOSE`."""
+    box, grid, dates), `line` (the points of each player's line: the `points` of the template's
+    `<polyline>`), `points` (each player's circles); the template closes the `<svg>`."""
 
     frames: pl.DataFrame
     line: Rows
-    line_open: str
-    line_close: str
     points: Rows
+
+    def by_player(self) -> dict[str, dict]:
+        """{player_id: what a page's template shows of the player's chart: `svg` (its opening,
+        a `Block`), `line` (its line's points, or None), `points` (its circles)}."""
+        line, points = self.line.blocks(), self.points.blocks()
+        return {
+            player: {
+                "svg": Block(memoryview(svg.encode())),
+                "line": line.get(player),
+                "points": points.get(player, ""),
+            }
+            for player, svg in self.frames.iter_rows()
+        }
+
+
+NO_CHART = {"svg": None, "line": None, "points": ""}
 
 
 def _per_player(frame: pl.DataFrame, *aggs: pl.Expr) -> pl.DataFrame:
@@ -78,9 +92,44 @@ def _per_player(frame: pl.DataFrame, *aggs: pl.Expr) -> pl.DataFrame:
     return pl.concat([frame, per.drop("player_id", "_len")[at]], how="horizontal")
 
 
-def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str,
-                     window_results: int) -> Curves:  # fmt: skip
+def simultane_curves(
+    blocks: pl.DataFrame, words: dict, lang: str, timezone: str, window_results: int
+) -> Curves:
     """The Performance Simultané curve of every player of `blocks` (sorted by player, block)."""
+    frame = _placed_blocks(blocks, window_results)
+    day = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    point = [
+        "<circle cx=",
+        text(pl.col("_x")),
+        " cy=",
+        text(pl.col("_y")),
+        " r=4.5 fill=",
+        pl.col("_colour"),
+        " tabindex=0><title>",
+        day,
+        f" — {words['pct_cumul']} ",
+        num(pl.col("pct_cumul"), 1, lang),
+        f" · {words['pct_actuel']} ",
+        num(pl.col("pct_actuel"), 1, lang),
+        f" ({words['block_no']} ",
+        text(pl.col("block_no")),
+        ")</title></circle>",
+    ]
+    points = grouped_rows(frame, ["player_id"], point)
+    on_line = frame.filter(pl.col("pct_actuel").is_not_null())
+    line = grouped_rows(on_line, ["player_id"], [text(pl.col("_x")), ",", text(pl.col("_ya")), " "])
+    per_player = frame.group_by("player_id", maintain_order=True).agg(
+        lo=pl.col("_lo").first(),
+        hi=pl.col("_hi").first(),
+        first=pl.col("ended_at").first(),
+        last=pl.col("ended_at").last(),
+    )
+    return Curves(_svgs(per_player, words["curve"], timezone), line, points)
+
+
+def _placed_blocks(blocks: pl.DataFrame, window_results: int) -> pl.DataFrame:
+    """`blocks` with each point's place (`_x`, `_y`; `_ya`: the moving average's) in its
+    player's chart (its value range `_lo`..`_hi`, its time range) and its colour."""
     inside = pl.col("in_window").fill_null(False)
     frame = blocks.with_columns(
         _t=pl.col("ended_at").dt.epoch("s").cast(pl.Float64),
@@ -100,37 +149,23 @@ def simultane_curves(blocks: pl.DataFrame, words: dict, lang: str, timezone: str
     )
     # the seed's colours: red in the window, blue its oldest when full, grey out of it
     colour = (
-        pl.when(inside & (pl.col("_inside") == window_results)
-                & (pl.col("block_no") == pl.col("_oldest"))).then(pl.lit(NEXT_TO_LEAVE))
-        .when(inside).then(pl.lit(IN_WINDOW))
+        pl.when(
+            inside
+            & (pl.col("_inside") == window_results)
+            & (pl.col("block_no") == pl.col("_oldest"))
+        )
+        .then(pl.lit(NEXT_TO_LEAVE))
+        .when(inside)
+        .then(pl.lit(IN_WINDOW))
         .otherwise(pl.lit(OUT_OF_WINDOW))
-    )  # fmt: skip
+    )
     frame = frame.with_columns(
         _colour=colour,
         _x=_scale(pl.col("_t"), pl.col("_t0"), pl.col("_t1"), LEFT, PLOT_W),
         _y=_scale(pl.col("pct_cumul"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),  # y down
         _ya=_scale(pl.col("pct_actuel"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
-    point = [
-        "<circle cx=", text(pl.col("_x")), " cy=", text(pl.col("_y")), " r=4.5 fill=",
-        pl.col("_colour"), " tabindex=0><title>", day, f" — {words['pct_cumul']} ",
-        number(pl.col("pct_cumul"), 1, lang), f" · {words['pct_actuel']} ",
-        number(pl.col("pct_actuel"), 1, lang), f" ({words['block_no']} ",
-        text(pl.col("block_no")), ")</title></circle>",
-    ]  # fmt: skip
-    points = grouped_rows(frame, ["player_id"], point)
-    on_line = frame.filter(pl.col("pct_actuel").is_not_null())
-    line = grouped_rows(on_line, ["player_id"],
-                        [text(pl.col("_x")), ",", text(pl.col("_ya")), " "])  # fmt: skip
-    per_player = frame.group_by("player_id", maintain_order=True).agg(
-        lo=pl.col("_lo").first(),
-        hi=pl.col("_hi").first(),
-        first=pl.col("ended_at").first(),
-        last=pl.col("ended_at").last(),
-    )
-    opening = f'<polyline class=line fill=none stroke="{PCT_ACTUEL}" stroke-width=2.5 points="'
-    return Curves(_svgs(per_player, words["curve"], timezone), line, opening, '"/>', points)
+    return frame
 
 
 def _grid(lo: float, hi: float, reference: float | None, step: float) -> str:
@@ -156,8 +191,9 @@ def _step(lo: float, hi: float) -> float:
     return 1000
 
 
-def _svgs(per_player: pl.DataFrame, title: str, timezone: str,
-          reference: float = 100.0) -> pl.DataFrame:  # fmt: skip
+def _svgs(
+    per_player: pl.DataFrame, title: str, timezone: str, reference: float = 100.0
+) -> pl.DataFrame:
     """player_id, `_svg`: each chart's opening (view box, the grid of its value range `lo`..
     `hi`, its first and last dates). The grid depends on the range only: it is drawn once per
     distinct range (a few dozen in a site) and joined."""
@@ -173,14 +209,17 @@ def _svgs(per_player: pl.DataFrame, title: str, timezone: str,
     axis_y = HEIGHT - BOTTOM + 20
     day = "%Y-%m-%d"
     svg = pl.concat_str(
-        pl.lit(f'<svg class=chart viewBox="0 0 {WIDTH} {HEIGHT}" role=group '
-               f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'),
+        pl.lit(
+            f'<svg class=chart viewBox="0 0 {WIDTH} {HEIGHT}" role=group '
+            f'aria-label="{html_escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+        ),
         pl.col("_grid"),
         pl.lit(f"<text class=tick x={LEFT} y={axis_y}>"),
         local_time(pl.col("first"), timezone, day),
         pl.lit(f"</text><text class=tick x={WIDTH - RIGHT} y={axis_y} text-anchor=end>"),
-        local_time(pl.col("last"), timezone, day), pl.lit("</text>"),
-    )  # fmt: skip
+        local_time(pl.col("last"), timezone, day),
+        pl.lit("</text>"),
+    )
     return per_player.join(grids, on=["lo", "hi"], how="left", nulls_equal=True).select(
         "player_id", svg.alias("_svg")
     )
@@ -209,13 +248,22 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curv
         _x=_scale(pl.col("_i"), pl.lit(0.0), pl.col("_n") - 1, LEFT, PLOT_W),
         _y=_scale(pl.col("elo_after"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    day = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
     point = [
-        "<circle cx=", text(pl.col("_x")), " cy=", text(pl.col("_y")),
-        f" r=4 fill={IN_WINDOW} tabindex=0><title>", day, " — ", escape(pl.col("match_id")),
-        f" · {words['elo']} ", number(pl.col("elo_before"), 0, lang), " → ",
-        number(pl.col("elo_after"), 0, lang), "</title></circle>",
-    ]  # fmt: skip
+        "<circle cx=",
+        text(pl.col("_x")),
+        " cy=",
+        text(pl.col("_y")),
+        f" r=4 fill={IN_WINDOW} tabindex=0><title>",
+        day,
+        " — ",
+        escape(pl.col("match_id")),
+        f" · {words['elo']} ",
+        num(pl.col("elo_before"), 0, lang),
+        " → ",
+        num(pl.col("elo_after"), 0, lang),
+        "</title></circle>",
+    ]
     points = grouped_rows(frame, ["player_id"], point)
     line = grouped_rows(frame, ["player_id"], [text(pl.col("_x")), ",", text(pl.col("_y")), " "])
     per_player = frame.group_by("player_id", maintain_order=True).agg(
@@ -224,6 +272,4 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curv
         first=pl.col("ended_at").first(),
         last=pl.col("ended_at").last(),
     )
-    opening = '<polyline class=line fill=none stroke="#1f5fa8" stroke-width=2.5 points="'
-    return Curves(_svgs(per_player, words["elo_over_time"], timezone, 1600.0), line, opening,
-                  '"/>', points)  # fmt: skip
+    return Curves(_svgs(per_player, words["elo_over_time"], timezone, 1600.0), line, points)

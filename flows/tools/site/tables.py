@@ -1,14 +1,14 @@
-"""HTML tables on whole columns: a list of columns (`Col`) gives the markup of every row of
-every page of one kind as one template (`row_items`, put together by `markup.rows`), and the
-frame around a page's rows (`html.table_open`) from the same list.
+"""HTML tables on whole columns: a list of columns (`Col`) gives the row format of a table
+(`row_items`, filled by `markup.rows` for every row of every page of one kind) and the header
+the templates' `table_open` shows (`columns`).
 
-A column: its label, the value shown (an expression, escaped here, or a `markup.Keyed` value
-such as `fmt.number`), and optionally a link target (site-relative path), a sort key
-(`data-sort`, when the shown text does not sort by itself), a class expression, whether it is
-numeric (right-aligned; text columns are left-aligned by their table's class) and whether it
-is the row's header cell (`<th scope=row>`, the player or pair the row is about). Template
-expressions are shown once per distinct value of the columns they use: they must be
-element-wise (no window: compute such a column first).
+A column: its label, the value shown (an expression, escaped here unless it is markup), and
+optionally a link target (site-relative path), a sort key (`data-sort`, when the shown text
+does not sort by itself), a class expression, whether it is numeric (right-aligned; text columns are
+left-aligned by their table's class) and whether it is the row's header cell
+(`<th scope=row>`, the player or pair the row is about). Rows omit the end tags HTML makes
+optional (`</td>`, `</th>`, `</tr>`) and quote no constant attribute value: the site is mostly
+table rows.
 """
 
 from __future__ import annotations
@@ -19,24 +19,24 @@ import polars as pl
 
 from flows.tools.site import markup
 from flows.tools.site.fmt import MISSING, escape
-from flows.tools.site.html import TABLE_CLOSE, table_open
-from flows.tools.site.markup import Keyed
 from flows.tools.site.paths import slug_expr
+from flows.tools.site.render import Block
 
 
 @dataclass(frozen=True)
 class Col:
     label: str
-    value: pl.Expr | Keyed
+    value: pl.Expr
     num: bool = False
     href: pl.Expr | None = None
     sort: pl.Expr | None = None
     cls: pl.Expr | None = None
     th: bool = False
+    html: bool = False  # `value` is markup already (escaped where it shows text)
 
 
 def columns(cols: list[Col]) -> tuple[tuple[str, bool], ...]:
-    """(label, numeric) of each column: what the table's frame needs."""
+    """(label, numeric) of each column: what the template's `table_open` needs."""
     return tuple((c.label, c.num) for c in cols)
 
 
@@ -45,48 +45,37 @@ def link_open(root: str, href: pl.Expr) -> pl.Expr:
 
 
 def cell_items(col: Col, root: str) -> list:
-    """The template items of one cell (no end tag: HTML makes it optional)."""
+    """The row format of one cell (no end tag: HTML makes it optional)."""
     items: list = ["<th scope=row" if col.th else "<td"]
     if col.cls is not None:
         cls = col.cls.fill_null("")
-        items.append(pl.when(cls != "").then(pl.concat_str(pl.lit(' class="'), cls, pl.lit('"')))
-                     .otherwise(pl.lit("")))  # fmt: skip
+        shown = pl.concat_str(pl.lit(' class="'), cls, pl.lit('"'))
+        items.append(pl.when(cls != "").then(shown).otherwise(pl.lit("")))
     if col.sort is not None:
-        items.append(
-            pl.concat_str(pl.lit(' data-sort="'), escape(col.sort), pl.lit('"')).fill_null("")
-        )
+        shown = pl.concat_str(pl.lit(' data-sort="'), escape(col.sort), pl.lit('"'))
+        items.append(shown.fill_null(""))
     items.append(">")
-    value = col.value
+    shown = (col.value if col.html else escape(col.value)).fill_null(MISSING)
     if col.href is None:
-        items.append(value if isinstance(value, Keyed) else escape(value).fill_null(MISSING))
-    elif isinstance(value, Keyed):
-        linked = col.href.is_not_null()
-        items += [
-            pl.when(linked).then(link_open(root, col.href)).otherwise(pl.lit("")),
-            value,
-            pl.when(linked).then(pl.lit("</a>")).otherwise(pl.lit("")),
-        ]
+        items.append(shown)
     else:
-        shown = escape(value).fill_null(MISSING)
-        items.append(
-            pl.when(col.href.is_not_null())
-            .then(pl.concat_str(link_open(root, col.href), shown, pl.lit("</a>")))
-            .otherwise(shown)
-        )
+        linked = pl.concat_str(link_open(root, col.href), shown, pl.lit("</a>"))
+        items.append(pl.when(col.href.is_not_null()).then(linked).otherwise(shown))
     return items
 
 
-def row_items(cols: list[Col], root: str, row_cls: pl.Expr | None = None,
-              row_id: pl.Expr | None = None) -> list:  # fmt: skip
-    """The template of one `<tr>` (after a line break); `root` prefixes links (the page's way
+def row_items(
+    cols: list[Col], root: str, row_cls: pl.Expr | None = None, row_id: pl.Expr | None = None
+) -> list:
+    """The row format of one `<tr>` (after a line break); `root` prefixes links (the page's way
     to the site root); `row_id`: the row's anchor, for links to one row of a page."""
     items: list = ["\n<tr"]
     if row_id is not None:
         items.append(pl.concat_str(pl.lit(' id="'), escape(row_id), pl.lit('"')).fill_null(""))
     if row_cls is not None:
         cls = row_cls.fill_null("")
-        items.append(pl.when(cls != "").then(pl.concat_str(pl.lit(" class="), cls))
-                     .otherwise(pl.lit("")))  # fmt: skip
+        shown = pl.concat_str(pl.lit(" class="), cls)
+        items.append(pl.when(cls != "").then(shown).otherwise(pl.lit("")))
     items.append(">")
     for col in cols:
         items += cell_items(col, root)
@@ -101,6 +90,25 @@ class Rows:
     joined: markup.Joined
     ranges: pl.DataFrame
 
+    def blocks(self) -> dict:
+        """{key (a tuple if several keys, else the value): the page's rows as a `Block`}."""
+        view = self.joined.view
+        width = self.ranges.width - 2
+        out = {}
+        for row in self.ranges.iter_rows():
+            key = row[:width] if width > 1 else row[0]
+            out[key] = Block(view[row[-2] : row[-1]])
+        return out
+
+
+def once_per(frame: pl.DataFrame, keys: list[str], **shown: pl.Expr) -> pl.DataFrame:
+    """`frame` with the columns `shown` (expressions of the `keys` columns) computed once per
+    distinct value of the keys and joined to every row: the row filler's fast path for values
+    costly to show (a link's slug, a local time) that many rows share (a player, a
+    tournament)."""
+    distinct = frame.select(keys).unique().with_columns(**shown)
+    return frame.join(distinct, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
 
 def grouped_rows(frame: pl.DataFrame, keys: list[str], template: list) -> Rows:
     """The rows of `frame` (sorted so that each key's rows are consecutive) as `template`
@@ -109,34 +117,19 @@ def grouped_rows(frame: pl.DataFrame, keys: list[str], template: list) -> Rows:
     return Rows(joined, markup.groups(frame, keys, joined))
 
 
-def bodies(frame: pl.DataFrame, keys: list[str], cols: list[Col], root: str,
-           row_cls: pl.Expr | None = None, row_id: pl.Expr | None = None) -> dict:  # fmt: skip
-    """{key (tuple if several keys, else the value): the rows of that page as text}, rows in
-    the frame's order (for the pages made one by one)."""
+def bodies(
+    frame: pl.DataFrame,
+    keys: list[str],
+    cols: list[Col],
+    root: str,
+    row_cls: pl.Expr | None = None,
+    row_id: pl.Expr | None = None,
+) -> dict:
+    """{key: the rows of that page as a `Block`} (`Rows.blocks`), rows in the frame's order."""
     if frame.is_empty():
         return {}
     ordered = frame.with_row_index("_i").sort([*keys, "_i"], maintain_order=True)
-    rows = grouped_rows(ordered, keys, row_items(cols, root, row_cls, row_id))
-    view = rows.joined.view
-    out = {}
-    for row in rows.ranges.iter_rows():
-        key = row[: len(keys)]
-        out[key if len(keys) > 1 else key[0]] = bytes(view[row[-2] : row[-1]]).decode()
-    return out
-
-
-def header(cols: list[Col]) -> list[dict]:
-    """What a section of a page made one by one needs for its table's header."""
-    return [{"label": c.label, "num": c.num} for c in cols]
-
-
-def table_around(caption: str, cols: list[Col], sorted_by: int | None = None, *,
-                 sortable: bool = True, table_id: str | None = None,
-                 cls: str | None = None) -> tuple[str, str]:  # fmt: skip
-    """The markup of a table before and after its rows."""
-    opening = table_open(caption, columns(cols), sortable=sortable, sorted_by=sorted_by,
-                         table_id=table_id, cls=cls)  # fmt: skip
-    return opening, TABLE_CLOSE
+    return grouped_rows(ordered, keys, row_items(cols, root, row_cls, row_id)).blocks()
 
 
 def live_rank(frame: pl.DataFrame, rank: str, latest: str | None) -> pl.DataFrame:
@@ -155,11 +148,6 @@ def rank_cell(w: dict, rank: str, latest: str | None, month_page: pl.Expr) -> Co
     """The rank column of a player's months: the rank, or for the `latest` month a link to the
     player's row of that month's ranking page (`month_page`: its path from the page)."""
     live = pl.col("month") == pl.lit(latest)
-    return Col(
-        w["rank"],
-        pl.when(live).then(pl.lit(w["see_ranking"])).otherwise(pl.col(rank).cast(pl.String))
-        .fill_null(MISSING),
-        num=True,
-        href=pl.when(live).then(pl.concat_str(month_page, pl.lit("#p-"),
-                                             slug_expr("player_id"))),
-    )  # fmt: skip
+    shown = pl.when(live).then(pl.lit(w["see_ranking"])).otherwise(pl.col(rank).cast(pl.String))
+    anchor = pl.concat_str(month_page, pl.lit("#p-"), slug_expr("player_id"))
+    return Col(w["rank"], shown.fill_null(MISSING), num=True, href=pl.when(live).then(anchor))

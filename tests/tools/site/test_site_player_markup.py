@@ -15,6 +15,7 @@ import polars as pl
 from flows.tools.site import face_a_face, simultane
 from flows.tools.site.labels import labels
 from flows.tools.site.model import NO_PREVIOUS
+from flows.tools.site.render import Renderer
 
 GOLDEN = Path(__file__).parent / "golden" / "simultane_players.html"
 FF_GOLDEN = Path(__file__).parent / "golden" / "face_a_face_players.html"
@@ -140,16 +141,16 @@ def player_pages_markup(competition: str = "simultane") -> str:
     shown = []
     for lang in ("fr", "en"):
         w = labels(lang)
+        renderer = Renderer(lang, w)
         if competition == "simultane":
             crumb = (w["simultane"], "simultane/2026-11/index.html")
             pages = simultane.player_pages(monthly, results, blocks, w, lang, "Europe/Paris",
                                            20, crumb, NO_PREVIOUS)  # fmt: skip
         else:
             pages = [p for p in face_a_face.pages(ff_tables(), w, lang, "Europe/Paris")
-                     if p.paths[0].startswith("face-a-face/joueurs/")]  # fmt: skip
-        for made in pages:
-            for i, path in enumerate(made.paths):
-                shown.append(f"<!-- {lang} {path} -->\n" + made.content(i).decode())
+                     if p.path.startswith("face-a-face/joueurs/")]  # fmt: skip
+        for page in pages:
+            shown.append(f"<!-- {lang} {page.path} -->\n" + renderer.text(page))
     return "\n".join(shown) + "\n"
 
 

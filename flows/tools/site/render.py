@@ -1,0 +1,103 @@
+"""Pages from Jinja2 templates: one template per kind of page (`templates/<competition>/`),
+each extending `base.html.j2` (head, the site's navigation, breadcrumbs, title) and filling
+its `content` block with its data.
+
+A page is `Page(path, template, data)`. `Renderer.pieces(page)` renders it into what the
+writer writes one after the other: the template's text (bytes) and the rows of its big tables,
+`Block`s — byte ranges of the buffer the row filler (`markup`) made for every page of a kind,
+written as they are, never copied into the page's text. A template shows a `Block` as any
+value (`{{ rows }}`): the environment's `finalize` takes it out of the text and `pieces` puts
+its bytes at that place. Macros whose output depends on their arguments only (the table
+heads, the navigation, a chart's legend) are rendered once per distinct call; the others are
+`m.<macro>` in every template.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+HERE = Path(__file__).resolve().parent
+TABLE_CLOSE = "\n</tbody>\n</table>\n</div>"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Rows of a table, made by the row filler: bytes of its buffer."""
+
+    view: memoryview
+
+
+@dataclass
+class Page:
+    """A page: where it goes (site path), its template and the template's data; `fingerprint`:
+    of the rows it shows (a page whose fingerprint did not change is reused, `model.Reuse`)."""
+
+    path: str
+    template: str
+    data: dict
+    fingerprint: str | None = None
+
+
+def page(path: str, template: str, fingerprint: str | None = None, **data) -> Page:
+    return Page(path, template, data, fingerprint)
+
+
+def root_of(path: str) -> str:
+    """The way from a page back to the site root ("" at the root, "../" one folder down…)."""
+    return "../" * path.count("/")
+
+
+class Renderer:
+    """The templates in one language, with the site's navigation (label, site path)."""
+
+    def __init__(self, lang: str, words: dict, nav: list | tuple = ()):
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            auto_reload=False,
+            undefined=jinja2.StrictUndefined,
+            finalize=self._finalize,
+        )
+        self._local = threading.local()
+        self.env.globals.update(lang=lang, w=words, nav=tuple(nav), TABLE_CLOSE=Markup(TABLE_CLOSE))
+        macros = self.env.get_template("macros.html.j2").module
+        for name in ("table_open", "thead", "navigation", "legend"):
+            self.env.globals[name] = functools.lru_cache(maxsize=4096)(getattr(macros, name))
+        self.env.globals["m"] = macros  # the other macros, without an import in each page
+        self._globals = dict(self.env.globals)  # a page's context: these and its data
+
+    def _finalize(self, value):
+        if type(value) is Block:
+            self._local.blocks.append(value.view)
+            return ""
+        return value
+
+    def pieces(self, page: Page) -> list:
+        """The page as bytes and the memory views of its blocks, in order."""
+        template = self.env.get_template(page.template)
+        blocks = self._local.blocks = []
+        out: list = []
+        text: list[str] = []
+        data = {**self._globals, "root": root_of(page.path), **page.data}
+        for piece in template.root_render_func(template.new_context(data, shared=True)):
+            if blocks:  # the piece of a block (empty): its rows go here
+                if piece or len(blocks) > 1:
+                    raise ValueError(f"{page.template}: a Block is shown inside a macro")
+                out.append("".join(text).encode())
+                out.append(blocks.pop())
+                text.clear()
+            else:
+                text.append(piece)
+        out.append("".join(text).encode())
+        return out
+
+    def text(self, page: Page) -> str:
+        return b"".join(bytes(p) for p in self.pieces(page)).decode()
