@@ -31,7 +31,15 @@ from flows.tools.site.model import (
 )
 from flows.tools.site.render import TABLE_CLOSE, Page, page
 from flows.tools.site.svg import NO_CHART, elo_curves
-from flows.tools.site.tables import Col, Rows, columns, grouped_rows, live_rank, rank_cell, row_items
+from flows.tools.site.tables import (
+    Col,
+    Rows,
+    columns,
+    grouped_rows,
+    live_rank,
+    rank_cell,
+    row_items,
+)
 
 FOLDER = "face-a-face/x/"  # (any of its folders: they are siblings)
 BOT = "BOT"

@@ -13,6 +13,7 @@ a small one by hash, without a join.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,13 +53,63 @@ EMPTY = Joined(b"", np.zeros(0, np.int64))
 
 def rows(frame: pl.DataFrame, template: Sequence[Item]) -> Joined:
     """The markup of every row of `frame` (in its order): the `template`'s texts and
-    expressions back to back (a null expression shows nothing)."""
-    shown = [pl.lit(i) if isinstance(i, str) else i for i in template]
+    expressions back to back (a null expression shows nothing). An expression of columns
+    whose values repeat (a tournament, a rank, a yes/no) is shown once per distinct value
+    (`shown_once`)."""
+    frame, items = shown_once(frame, template)
+    shown = [pl.lit(i) if isinstance(i, str) else i for i in items]
     return texts(frame.select(pl.concat_str(shown, ignore_nulls=True)).to_series())
 
 
+REPEATS = 4  # an expression is shown once per distinct value when rows repeat them this much
+NOT_PER_ROW = re.compile(
+    r"over|rank|cum_|shift|diff|range|index|len|count|sum|mean|first|last|max|min|unique|sort"
+)  # names in an expression that may look at other rows: shown row by row
+
+
+def shown_once(frame: pl.DataFrame, template: Sequence[Item]) -> tuple[pl.DataFrame, list]:
+    """`frame` with, for each group of the template's expressions that read the same columns
+    (when those columns' distinct values are few), the expressions' text computed once per
+    distinct value and joined back to the rows; the template with those expressions replaced
+    by the columns made. Only expressions of one row's values are taken (`NOT_PER_ROW`), of
+    columns a join matches (no floats: NaN matches nothing)."""
+    items = list(template)
+    by_columns: dict[tuple[str, ...], list[int]] = {}
+    for i, item in enumerate(items):
+        if isinstance(item, pl.Expr) and not NOT_PER_ROW.search(str(item)):
+            names = tuple(sorted(set(item.meta.root_names())))
+            if names and not any(frame.schema[n].is_float() for n in names):  # NaN ≠ NaN
+                by_columns.setdefault(names, []).append(i)
+    if frame.height < 64 or not by_columns:
+        return frame, items
+    made: dict[str, pl.Series] = {}
+    for names, where in by_columns.items():
+        keys = frame.select(names)
+        distinct = keys.unique()
+        if distinct.height * REPEATS > frame.height:
+            continue
+        shown = distinct.with_columns(**{f"_shown{i}": items[i] for i in where})
+        joined = keys.join(
+            shown, on=list(names), how="left", nulls_equal=True, maintain_order="left"
+        )
+        for i in where:
+            made[f"_shown{i}"] = joined[f"_shown{i}"]
+            items[i] = pl.col(f"_shown{i}")
+    return frame.with_columns(**made), items
+
+
 def texts(values: pl.Series) -> Joined:
-    """A column of texts back to back (one row each; a null is empty)."""
+    """A column of texts back to back (one row each; a null is empty): its Arrow buffer as
+    it is."""
+    text = values.fill_null("").rechunk().to_arrow()
+    if isinstance(text, pa.LargeStringArray) and len(text):
+        offsets = np.frombuffer(text.buffers()[1], np.int64)[
+            text.offset : text.offset + len(text) + 1
+        ]
+        data = text.buffers()[2]
+        if data is not None:
+            start = int(offsets[0])
+            return Joined(data.slice(start, int(offsets[-1]) - start), offsets[1:] - start)
     pool = Pool()
     pool.add(values)
     return join(pool, np.arange(len(values), dtype=np.int64))

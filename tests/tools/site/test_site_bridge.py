@@ -38,14 +38,32 @@ def shown(expr_of, values: dict, lang: str) -> list[str]:
 @pytest.mark.parametrize(
     ("lang", "expected"),
     [
-        ("fr", [f"4{RED_HEART}", "3SA", "6♠<span class=dbl> contré</span>",
+        (
+            "fr",
+            [
+                f"4{RED_HEART}",
+                "3SA",
+                "6♠<span class=dbl> contré</span>",
                 f"2{RED_DIAMOND}<span class=dbl> surcontré</span>",
-                "Passe", "–", "A60"]),
-        ("en", [f"4{RED_HEART}", "3NT", "6♠<span class=dbl>X</span>",
-                f"2{RED_DIAMOND}<span class=dbl>XX</span>", "Pass", "–",
-                "A60"]),
+                "Passe",
+                "–",
+                "A60",
+            ],
+        ),
+        (
+            "en",
+            [
+                f"4{RED_HEART}",
+                "3NT",
+                "6♠<span class=dbl>X</span>",
+                f"2{RED_DIAMOND}<span class=dbl>XX</span>",
+                "Pass",
+                "–",
+                "A60",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_contracts_in_the_page_language(lang, expected):
     contracts = ["4H", "3nt", "6S*", "2D XX", "Pass", None, "A60"]  # as given, any spelling
     assert shown(lambda w: contract_markup(pl.col("c"), w), {"c": contracts}, lang) == expected
@@ -53,27 +71,33 @@ def test_contracts_in_the_page_language(lang, expected):
 
 def test_declarer_and_result_beside_the_contract_for_phones():
     values = {"c": ["3NT", "4CX", "Pass"], "d": ["W", "N", None], "r": ["+1", "-3", None]}
-    cells = shown(lambda w: contract_markup(pl.col("c"), w, (pl.col("d"), pl.col("r"))),
-                  values, "fr")  # fmt: skip
+    cells = shown(
+        lambda w: contract_markup(pl.col("c"), w, (pl.col("d"), pl.col("r"))), values, "fr"
+    )
     assert cells == [
-        '3SA<span class=ph> O +1</span>',
-        '4♣<span class=dbl> contré</span><span class=ph> N -3</span>',
+        "3SA<span class=ph> O +1</span>",
+        "4♣<span class=dbl> contré</span><span class=ph> N -3</span>",
         "Passe",
-    ]  # fmt: skip
+    ]
 
 
 def test_seats_in_french():
     frame = pl.DataFrame({"s": ["N", "E", "S", "W", None]})
     assert frame.select(seat(pl.col("s"), labels("fr")))["s"].to_list() == [
-        "N", "E", "S", "O", None,
-    ]  # fmt: skip
+        "N",
+        "E",
+        "S",
+        "O",
+        None,
+    ]
 
 
 def test_the_hand_diagram():
     deal = "E:JT9.A2.KQJ4.7654 8765.T9876.T2.AK 43.43.98765. AKQ2.KQJ5.A3.T98"
     html = diagram(7, deal, "S", "All", labels("fr"))
-    hands = dict(re.findall(r'<div class="hand (\w)[^"]*"><strong>\w+</strong><ul>(.*?)</ul>',
-                            html))  # fmt: skip
+    hands = dict(
+        re.findall(r'<div class="hand (\w)[^"]*"><strong>\w+</strong><ul>(.*?)</ul>', html)
+    )
     assert list(hands) == ["n", "e", "s", "w"]
     assert hands["n"] == (
         f"<li>{HAND_SPADE} AKQ2<li>{HAND_HEART} KQJ5<li>"
@@ -88,8 +112,9 @@ def test_the_hand_diagram():
 @pytest.fixture(scope="module")
 def mitchell_pages(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mitchell") / "pages"
-    assert cli.main(["score", str(DATA / "mitchell.xml"), "--format", "html", "--out",
-                     str(out)]) == 0  # fmt: skip
+    assert (
+        cli.main(["score", str(DATA / "mitchell.xml"), "--format", "html", "--out", str(out)]) == 0
+    )
     return out
 
 
@@ -104,9 +129,11 @@ def test_a_board_page_shows_its_deal_and_contracts_in_french(mitchell_pages):
     lines = body_cells((mitchell_pages / "donne-2.html").read_text())
     # W as O in French; the artificial score without contract nor declarer
     assert [(line[2], line[3], line[5]) for line in lines] == [
-        ("2♠ E -1", "E", "50"), ("2♠ E =", "E", "-110"), ("3♣ O =", "O", "-110"),
+        ("2♠ E -1", "E", "50"),
+        ("2♠ E =", "E", "-110"),
+        ("3♣ O =", "O", "-110"),
         ("–", "–", "A6040"),
-    ]  # fmt: skip
+    ]
 
 
 def body_cells(html: str) -> list[list[str]]:
@@ -145,8 +172,16 @@ def test_a_butler_event_shows_its_imps_once(tmp_path):
     card = (out / "paire-1NS.html").read_text()
     assert re.findall(r"<dt>([^<]*)<dd>", card) == ["Joueurs", "Rang", "Total"]
     assert headers((out / "donne-1.html").read_text()) == [
-        "NS", "EO", "Contrat", "Décl.", "Résultat", "Marque NS", "IMP NS", "IMP EO", "Tour",
-    ]  # fmt: skip
+        "NS",
+        "EO",
+        "Contrat",
+        "Décl.",
+        "Résultat",
+        "Marque NS",
+        "IMP NS",
+        "IMP EO",
+        "Tour",
+    ]
 
 
 def test_the_site_shows_the_deals_of_the_warehouse(tmp_path):

@@ -59,9 +59,14 @@ def cell_boxes(page, labels: list[str]) -> list[dict]:
 
 @pytest.mark.parametrize(
     ("pages", "board", "values"),
-    [("mitchell", 1, "Points"), ("mitchell", 2, "Points"), ("kops_pbn", 1, "Points"),
-     ("kops_pbn", 13, "Points"), ("butler", 1, "IMP")],
-)  # fmt: skip
+    [
+        ("mitchell", 1, "Points"),
+        ("mitchell", 2, "Points"),
+        ("kops_pbn", 1, "Points"),
+        ("kops_pbn", 13, "Points"),
+        ("butler", 1, "IMP"),
+    ],
+)
 def test_a_phone_shows_each_lines_score_and_matchpoints(browser, request, pages, board, values):
     site = request.getfixturevalue(pages)
     page = browser
@@ -89,17 +94,20 @@ def test_a_phone_shows_each_lines_score_and_matchpoints(browser, request, pages,
 def test_the_hand_diagram(browser, mitchell):
     page = browser
     page.goto((mitchell / "donne-1.html").as_uri())
-    boxes = {
-        seat: page.locator(f"figure.deal .hand.{seat}").bounding_box() for seat in "nesw"
-    }  # fmt: skip
+    boxes = {seat: page.locator(f"figure.deal .hand.{seat}").bounding_box() for seat in "nesw"}
     assert boxes["n"]["y"] < boxes["w"]["y"] < boxes["s"]["y"]
     assert boxes["w"]["x"] < boxes["n"]["x"] < boxes["e"]["x"]
     assert abs(boxes["w"]["y"] - boxes["e"]["y"]) < 1
     north = page.locator("figure.deal .hand.n").inner_text().split("\n")
     assert north == ["Nord", "♠ AKQ2", "♥ KQJ5", "♦ A3", "♣ 1098"]
     assert page.locator("figure.deal dl.centre").inner_text().split("\n") == [
-        "Donne", "1", "Donneur", "Nord", "Vulnérabilité", "Personne",
-    ]  # fmt: skip
+        "Donne",
+        "1",
+        "Donneur",
+        "Nord",
+        "Vulnérabilité",
+        "Personne",
+    ]
     # board 2 has no deal in the file: no diagram
     page.goto((mitchell / "donne-2.html").as_uri())
     assert page.locator("figure.deal").count() == 0

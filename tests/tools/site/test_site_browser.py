@@ -61,8 +61,7 @@ def test_navigate_index_month_player_tournament(browser, sample_site):
     assert page.js_errors == [] and page.outside_requests == []
 
 
-def test_a_match_of_the_list_opens_at_its_section_of_the_day(browser, sample_site,
-                                                             site_warehouse):  # fmt: skip
+def test_a_match_of_the_list_opens_at_its_section_of_the_day(browser, sample_site, site_warehouse):
     """Each match is a section of the page of its day: the list's link scrolls to it, and it
     shows the match's 16 deals and its match points."""
     page = browser
@@ -99,8 +98,9 @@ def test_face_a_face_matches_sort_by_player_1_then_player_2(browser, sample_site
     # by keyboard: focus Joueur 2's button and press Enter
     header.nth(4).locator("button").focus()
     page.keyboard.press("Enter")
-    rows = list(zip(table_column(page, "#matches", 4), table_column(page, "#matches", 3),
-                    strict=True))  # fmt: skip
+    rows = list(
+        zip(table_column(page, "#matches", 4), table_column(page, "#matches", 3), strict=True)
+    )
     # sorted by Joueur 2; the sort is stable, so ties stay in Joueur 1 order
     assert rows == sorted(rows)
     assert header.nth(4).get_attribute("aria-sort") == "ascending"
@@ -116,9 +116,8 @@ def test_face_a_face_matches_sort_by_player_1_then_player_2(browser, sample_site
 
 def test_face_a_face_matches_filtered_by_a_player(browser, sample_site, site_warehouse):
     matches = (
-        Warehouse(site_warehouse).scan("ff_matches").filter(pl.col("month") == "2026-10")
-        .collect()
-    )  # fmt: skip
+        Warehouse(site_warehouse).scan("ff_matches").filter(pl.col("month") == "2026-10").collect()
+    )
     player = matches["player_a"].mode().sort()[0]
     expected = matches.filter((pl.col("player_a") == player) | (pl.col("player_b") == player))
     page = browser
@@ -128,8 +127,9 @@ def test_face_a_face_matches_filtered_by_a_player(browser, sample_site, site_war
     shown = set(table_column(page, "#matches", 0))
     assert shown == set(expected["match_id"])
     assert page.locator("form.filter output").inner_text() == str(expected.height)
-    for p1, p2 in zip(table_column(page, "#matches", 3), table_column(page, "#matches", 4),
-                      strict=True):  # fmt: skip
+    for p1, p2 in zip(
+        table_column(page, "#matches", 3), table_column(page, "#matches", 4), strict=True
+    ):
         assert player in (p1, p2)
     search.fill("")
     assert len(table_column(page, "#matches", 0)) == matches.height
@@ -167,8 +167,9 @@ def test_every_internal_link_resolves_and_no_request_leaves_file(browser, sample
     assert page.js_errors == []
 
 
-def test_the_curve_has_one_point_per_block_in_the_seed_colours(browser, sample_site,
-                                                                site_warehouse):  # fmt: skip
+def test_the_curve_has_one_point_per_block_in_the_seed_colours(
+    browser, sample_site, site_warehouse
+):
     blocks = Warehouse(site_warehouse).scan("simultane_blocks").collect()
     player = (
         blocks.group_by("player_id")

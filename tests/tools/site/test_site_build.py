@@ -85,12 +85,17 @@ def test_every_link_of_every_page_is_a_file_of_the_site(sample_site):
 def test_monthly_ranking_page_shows_the_published_ranking(sample_site, site_warehouse):
     monthly = published(site_warehouse, "simultane_monthly").filter(pl.col("month") == "2026-11")
     html = (sample_site / "simultane/2026-11/index.html").read_text()
-    rows = re.findall(r'<tr id="p-([^"]+)"><td>(\d+)<th scope=row>'
-                      r'<a href="[^"]+">([^<]+)</a><td>([\d,]+)<td>', html)  # fmt: skip
+    rows = re.findall(
+        r'<tr id="p-([^"]+)"><td>(\d+)<th scope=row>'
+        r'<a href="[^"]+">([^<]+)</a><td>([\d,]+)<td>',
+        html,
+    )
     expected = monthly.sort("rank_indice", "player_id").select(
-        "player_id", pl.col("rank_indice").cast(pl.String), pl.col("player_id").alias("p"),
+        "player_id",
+        pl.col("rank_indice").cast(pl.String),
+        pl.col("player_id").alias("p"),
         num(pl.col("indice"), 2, "fr").alias("shown"),
-    )  # fmt: skip
+    )
     assert rows == expected.rows()  # each row with its anchor (players' pages link to it)
     assert 'lang="fr"' in html and "Indice" in html and "% actuel" in html
 
@@ -129,8 +134,7 @@ def test_rebuild_reuses_every_unchanged_page(sample_site, site_warehouse, tmp_pa
     assert os.stat(tmp_path / "again" / page).st_ino == os.stat(sample_site / page).st_ino
 
 
-def test_rebuild_rewrites_only_the_pages_whose_data_changed(sample_site, site_warehouse,
-                                                             tmp_path):  # fmt: skip
+def test_rebuild_rewrites_only_the_pages_whose_data_changed(sample_site, site_warehouse, tmp_path):
     wh = Warehouse(site_warehouse)
     monthly = wh.scan("simultane_monthly").collect()
     player = monthly.filter(pl.col("month") == "2026-10").sort("rank_indice")[-1, "player_id"]
@@ -164,9 +168,12 @@ def test_ids_too_long_for_a_file_name_still_get_their_pages(site_warehouse, tmp_
         names = frame.collect_schema().names()
         return frame.with_columns(
             *(pl.col(c).replace(player, long_player) for c in ("player_id",) if c in names),
-            *(pl.col(c).replace(tournament, long_tournament)
-              for c in ("tournament_id",) if c in names),
-        )  # fmt: skip
+            *(
+                pl.col(c).replace(tournament, long_tournament)
+                for c in ("tournament_id",)
+                if c in names
+            ),
+        )
 
     out = tmp_path / "long"
     build_site(read_table, out)
@@ -236,8 +243,10 @@ def test_publish_swaps_the_new_site_in_and_leaves_no_staging(site_warehouse, tmp
 
 def test_site_command(site_warehouse, tmp_path, capsys):
     out = tmp_path / "cli-site"
-    assert cli.main(["site", "--warehouse", str(site_warehouse), "--out", str(out),
-                     "--lang", "en"]) == 0  # fmt: skip
+    assert (
+        cli.main(["site", "--warehouse", str(site_warehouse), "--out", str(out), "--lang", "en"])
+        == 0
+    )
     assert "pages in" in capsys.readouterr().out
     assert 'lang="en"' in (out / "index.html").read_text()
     assert cli.main(["site", "--warehouse", str(tmp_path / "nothing")]) == 2
@@ -259,8 +268,11 @@ def test_score_html_needs_an_out_folder(capsys):
 def test_kops_event_pages_show_kops_standings_exactly(kops_site):
     expected = pl.read_csv(oracle_dir(KOPS_EVENT) / "expected_standings.csv")
     html = (kops_site / "index.html").read_text()
-    rows = re.findall(r'<tr><td>(\d+)<th scope=row><a href="paire-(\d+)'
-                      r'\.html">\d+</a><td>[\d,]+<td>([\d,]+)\s', html)  # fmt: skip
+    rows = re.findall(
+        r'<tr><td>(\d+)<th scope=row><a href="paire-(\d+)'
+        r'\.html">\d+</a><td>[\d,]+<td>([\d,]+)\s',
+        html,
+    )
     assert [(int(r), p, v.replace(",", ".")) for r, p, v in rows] == [
         (r, str(p), f"{v:.2f}") for r, p, v in expected.iter_rows()
     ]
@@ -296,7 +308,7 @@ def blocks_site(tmp_path: Path) -> Path:
             "pct_actuel": [99.0],
             "representative": [True],
             "rank_indice": [1],
-        }  # fmt: skip
+        }
     )
     results = pl.DataFrame(
         schema={
@@ -312,10 +324,13 @@ def blocks_site(tmp_path: Path) -> Path:
             "rank": pl.Int64,
             "is_winner": pl.Boolean,
             "completed": pl.Boolean,
-        }  # fmt: skip
+        }
     )
-    tables = {"simultane_blocks": blocks, "simultane_monthly": monthly,
-              "simultane_tournament_results": results}  # fmt: skip
+    tables = {
+        "simultane_blocks": blocks,
+        "simultane_monthly": monthly,
+        "simultane_tournament_results": results,
+    }
 
     def read_table(name):
         if name not in tables:
@@ -341,7 +356,7 @@ def test_no_blue_point_until_the_window_is_full():
             "player_id": ["A"] * 4 + ["B"] * 3,
             "block_no": [1, 2, 3, 4, 1, 2, 3],
             "in_window": [False, True, True, True, True, True, True],
-        }  # fmt: skip
+        }
     )
     colours = frame.select(curve_colour(window_results=3))["literal"].to_list()
     assert colours == ["grey", "blue", "red", "red", "blue", "red", "red"]
@@ -349,8 +364,11 @@ def test_no_blue_point_until_the_window_is_full():
     assert colours == ["grey", "red", "red", "red", "red", "red", "red"]
 
 
-@given(st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6)), max_size=50), st.integers(0, 2),
-       st.sampled_from(["fr", "en"]))  # fmt: skip
+@given(
+    st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6)), max_size=50),
+    st.integers(0, 2),
+    st.sampled_from(["fr", "en"]),
+)
 def test_a_value_is_shown_the_same_in_tables_and_facts(values, decimals, lang):
     column = pl.DataFrame({"x": values}, schema={"x": pl.Float64})
     shown = column.select(num(pl.col("x"), decimals, lang).alias("x"))["x"].to_list()
@@ -363,8 +381,13 @@ def test_slugs_of_a_column_are_the_slugs_of_its_values(ids):
     assert column.select(slug_expr("id"))["id"].to_list() == [slug(i) for i in ids]
     slugs = [slug(i) for i in set(ids)]
     assert len(set(slugs)) == len(slugs)  # no two ids share a page
-    assert all("/" not in s and s not in ("", ".", "..") and not s.startswith(".")
-               and len(s.encode()) <= MAX_SLUG for s in slugs)  # fmt: skip
+    assert all(
+        "/" not in s
+        and s not in ("", ".", "..")
+        and not s.startswith(".")
+        and len(s.encode()) <= MAX_SLUG
+        for s in slugs
+    )
 
 
 def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
@@ -374,8 +397,9 @@ def test_score_html_of_a_file_with_several_events(tmp_path, capsys):
         + (oracle_dir("kops_SM0807_cavendish_avg") / "results.jsonl").read_bytes()
     )
     out = tmp_path / "pages"
-    assert cli.main(["score", str(both), "--format", "html", "--out", str(out),
-                     "--lang", "en"]) == 0  # fmt: skip
+    assert (
+        cli.main(["score", str(both), "--format", "html", "--out", str(out), "--lang", "en"]) == 0
+    )
     assert "pages in" in capsys.readouterr().out
     index = (out / "index.html").read_text()
     assert 'href="PCH1003/index.html"' in index and 'href="SM0807/index.html"' in index
@@ -414,15 +438,18 @@ def test_a_day_of_matches_whose_rows_changed_is_made_again_the_others_are_linked
         r"<tr><th scope=row>1(<td[^>]*>[^<]*){4}<td>97<",
         (sample_site / days[0]).read_text().split(f'id="m-{match}"')[1].split("</article>")[0],
     )
-    other = next(p for p in (sample_site / "face-a-face/matches").iterdir()
-                 if p.name != days[0].rsplit("/", 1)[1])  # fmt: skip
+    other = next(
+        p
+        for p in (sample_site / "face-a-face/matches").iterdir()
+        if p.name != days[0].rsplit("/", 1)[1]
+    )
     linked = tmp_path / "next/face-a-face/matches" / other.name
     assert os.stat(linked).st_ino == os.stat(other).st_ino
 
 
-def test_pages_are_made_again_when_what_surrounds_their_rows_changes(sample_site,
-                                                                     site_warehouse,
-                                                                     tmp_path):  # fmt: skip
+def test_pages_are_made_again_when_what_surrounds_their_rows_changes(
+    sample_site, site_warehouse, tmp_path
+):
     """The rows of the matches did not change, but the navigation of every page did
     (November's bridge events are gone): the pages of the days of matches are made again, not
     linked."""
@@ -458,8 +485,9 @@ def test_a_player_whose_window_moved_gets_a_new_curve(sample_site, site_warehous
     report = build_site(read_table, tmp_path / "next", previous=sample_site)
     page = f"simultane/joueurs/{player}.html"
     assert report.written_paths == [page]
-    fills = re.findall(r"<circle [^>]*fill=(\w+)[^>]*><title>",
-                       (tmp_path / "next" / page).read_text())  # fmt: skip
+    fills = re.findall(
+        r"<circle [^>]*fill=(\w+)[^>]*><title>", (tmp_path / "next" / page).read_text()
+    )
     assert fills[0] == "grey" and set(fills[1:]) == {"red"}
 
 
@@ -478,9 +506,11 @@ def test_ranks_moving_in_the_latest_month_rewrite_the_rankings_not_the_players_p
         if name in moved:
             rank = moved[name]
             return frame.with_columns(
-                pl.when(pl.col("month") == "2026-11").then(pl.col(rank) + 1)
-                .otherwise(pl.col(rank)).alias(rank)
-            )  # fmt: skip
+                pl.when(pl.col("month") == "2026-11")
+                .then(pl.col(rank) + 1)
+                .otherwise(pl.col(rank))
+                .alias(rank)
+            )
         return frame
 
     report = build_site(read_table, tmp_path / "next", previous=sample_site)

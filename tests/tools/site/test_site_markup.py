@@ -1,6 +1,7 @@
-"""The row filler (`flows/tools/site/markup.py`) and the page renderer (`flows/tools/site/render.py`): each
-row is its row format on that row; ids matched by hash give the positions a join gives; a
-page is its template's text with the bytes of its blocks of rows in place, not copied."""
+"""The row filler (`flows/tools/site/markup.py`) and the page renderer
+(`flows/tools/site/render.py`): each row is its row format on that row; ids matched by hash
+give the positions a join gives; a page is its template's text with the bytes of its blocks
+of rows in place, not copied."""
 
 from __future__ import annotations
 
@@ -59,6 +60,10 @@ def test_each_row_is_its_row_format_on_that_row(frame):
         bytes(joined.view[: int(joined.ends[-1]) if frame.height else 0])
         == "".join(expected).encode()
     )
+    if frame.height:  # values repeated: each shown once per distinct value, then joined back
+        copies = 64 // frame.height + 5
+        again = markup.rows(pl.concat([frame] * copies), template)
+        assert bytes(again.view[: int(again.ends[-1])]) == ("".join(expected) * copies).encode()
 
 
 @settings(max_examples=200, deadline=None)

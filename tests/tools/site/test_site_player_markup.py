@@ -59,7 +59,7 @@ def frames() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
                 start + timedelta(days=1),
                 start + timedelta(days=33),
                 start + timedelta(days=1),
-            ],  # fmt: skip
+            ],
             "player_id": ["P1", "P1", "P1", EVIL],
             "is_bot": [False] * 4,
             "points": [30, 41, 28, 12],
@@ -98,7 +98,7 @@ def ff_tables() -> dict[str, pl.DataFrame]:
                 start + timedelta(minutes=40),
                 start + timedelta(days=1, minutes=2),
                 start + timedelta(days=2, minutes=50),
-            ],  # fmt: skip
+            ],
             "elo_a_before": [1600.0, 1584.0, None],
             "elo_a_after": [1616.0, 1571.5, None],
             "elo_b_before": [1600.0, 1616.0, None],
@@ -132,8 +132,12 @@ def ff_tables() -> dict[str, pl.DataFrame]:
             "classique_counted": [3, 2, 1, 0],
         }
     )
-    return {"ff_monthly_ranking": ranking, "ff_matches": matches, "ff_elo": elo,
-            "ff_deal_results": None}  # fmt: skip
+    return {
+        "ff_monthly_ranking": ranking,
+        "ff_matches": matches,
+        "ff_elo": elo,
+        "ff_deal_results": None,
+    }
 
 
 def player_pages_markup(competition: str = "simultane") -> str:
@@ -144,11 +148,15 @@ def player_pages_markup(competition: str = "simultane") -> str:
         renderer = Renderer(lang, w)
         if competition == "simultane":
             crumb = (w["simultane"], "simultane/2026-11/index.html")
-            pages = simultane.player_pages(monthly, results, blocks, w, lang, "Europe/Paris",
-                                           20, crumb, NO_PREVIOUS)  # fmt: skip
+            pages = simultane.player_pages(
+                monthly, results, blocks, w, lang, "Europe/Paris", 20, crumb, NO_PREVIOUS
+            )
         else:
-            pages = [p for p in face_a_face.pages(ff_tables(), w, lang, "Europe/Paris")
-                     if p.path.startswith("face-a-face/joueurs/")]  # fmt: skip
+            pages = [
+                p
+                for p in face_a_face.pages(ff_tables(), w, lang, "Europe/Paris")
+                if p.path.startswith("face-a-face/joueurs/")
+            ]
         for page in pages:
             shown.append(f"<!-- {lang} {page.path} -->\n" + renderer.text(page))
     return "\n".join(shown) + "\n"
