@@ -6,8 +6,8 @@ A page is `Page(path, template, data)`. `Renderer.pieces(page)` renders it into 
 writer writes one after the other: the template's text (bytes) and the rows of its big tables,
 `Block`s — byte ranges of the buffer the row filler (`markup`) made for every page of a kind,
 written as they are, never copied into the page's text. A template shows a `Block` as any
-value (`{{ rows }}`): the environment's `finalize` takes it out of the text and `pieces` puts
-its bytes at that place. Macros whose output depends on their arguments only (the table
+value (`{{ rows }}`): the block shows a marker (`MARK`, its number, `MARK`) that `pieces`
+replaces with its bytes. Macros whose output depends on their arguments only (the table
 heads, the navigation, a chart's legend) are rendered once per distinct call; the others are
 `m.<macro>` in every template.
 """
@@ -15,6 +15,7 @@ heads, the navigation, a chart's legend) are rendered once per distinct call; th
 from __future__ import annotations
 
 import functools
+import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +27,21 @@ HERE = Path(__file__).resolve().parent
 TABLE_CLOSE = "\n</tbody>\n</table>\n</div>"
 
 
+MARK = f"\x00{secrets.token_hex(8)}\x00"  # around a block's number in a page's text
+_SHOWN = threading.local()  # `.blocks`: the blocks shown by the page this thread renders
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """Rows of a table, made by the row filler: bytes of its buffer."""
 
     view: memoryview
+
+    def __html__(self) -> str:
+        """Its marker in the page's text (the template escapes it as any value)."""
+        blocks = _SHOWN.blocks
+        blocks.append(self.view)
+        return f"{MARK}{len(blocks) - 1}{MARK}"
 
 
 @dataclass
@@ -64,9 +75,7 @@ class Renderer:
             lstrip_blocks=True,
             auto_reload=False,
             undefined=jinja2.StrictUndefined,
-            finalize=self._finalize,
         )
-        self._local = threading.local()
         self.env.globals.update(lang=lang, w=words, nav=tuple(nav), TABLE_CLOSE=Markup(TABLE_CLOSE))
         macros = self.env.get_template("macros.html.j2").module
         for name in ("table_open", "thead", "navigation", "legend"):
@@ -74,29 +83,18 @@ class Renderer:
         self.env.globals["m"] = macros  # the other macros, without an import in each page
         self._globals = dict(self.env.globals)  # a page's context: these and its data
 
-    def _finalize(self, value):
-        if type(value) is Block:
-            self._local.blocks.append(value.view)
-            return ""
-        return value
-
     def pieces(self, page: Page) -> list:
         """The page as bytes and the memory views of its blocks, in order."""
         template = self.env.get_template(page.template)
-        blocks = self._local.blocks = []
-        out: list = []
-        text: list[str] = []
+        blocks = _SHOWN.blocks = []
         data = {**self._globals, "root": root_of(page.path), **page.data}
-        for piece in template.root_render_func(template.new_context(data, shared=True)):
-            if blocks:  # the piece of a block (empty): its rows go here
-                if piece or len(blocks) > 1:
-                    raise ValueError(f"{page.template}: a Block is shown inside a macro")
-                out.append("".join(text).encode())
-                out.append(blocks.pop())
-                text.clear()
-            else:
-                text.append(piece)
-        out.append("".join(text).encode())
+        text = "".join(template.root_render_func(template.new_context(data, shared=True)))
+        if not blocks:
+            return [text.encode()]
+        parts = text.split(MARK)
+        out: list = [parts[0].encode()]
+        for number, after in zip(parts[1::2], parts[2::2], strict=True):
+            out += [blocks[int(number)], after.encode()]
         return out
 
     def text(self, page: Page) -> str:
