@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from flows.ingest.read import Chunk
+from flows.ingest.line_split import Chunk
 from flows.ingest.stage import Sink
 from flows.ingest.validate import Batch, FileCheck, Validator
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from flows.ingest.file_stream import FileStream
 from flows.ingest.options import IngestOptions, Window
-from flows.ingest.read import FileStream
 from flows.ingest.stage import quarantine_lines
 from flows.ingest.validate import QUARANTINE, RUNS, FileCheck, Validator
 from transforms.record_types import RECORD_TYPES

@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from flows.ingest.read import lines_at
+from flows.ingest.line_split import lines_at
 from transforms.record_types import RECORD_TYPES
 
 FIELDS = tuple(sorted({"type", *(f for rt in RECORD_TYPES.values() for f in rt.fields)}))

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flows.ingest import decode
+from flows.ingest.line_split import Chunk, lines_at
 from flows.ingest.options import Window
 from flows.ingest.parse import (
     FIELDS,
@@ -41,7 +42,6 @@ from flows.ingest.parse import (
     parse_chunk,
     release_scratch,
 )
-from flows.ingest.read import Chunk, lines_at
 from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES, RecordType
 

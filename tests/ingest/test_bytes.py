@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from flows.ingest import read
+from flows.ingest import line_split
 
 from .cases import (
     accepted,
@@ -261,12 +261,12 @@ def test_lines_keep_their_number_when_a_chunk_is_parsed_in_parallel_batches(tmp_
 def test_line_ends_are_found_across_the_search_blocks(monkeypatch):
     """The `\\n` search a block at a time finds what one pass over the chunk finds, a line
     end on either side of a block's edge included."""
-    monkeypatch.setattr(read, "LINE_END_BLOCK", 64)
+    monkeypatch.setattr(line_split, "LINE_END_BLOCK", 64)
     rng = np.random.default_rng(3)
     for size in (0, 1, 63, 64, 65, 1000):
         for density in (0.0, 0.05, 0.5):
             data = np.where(rng.random(size) < density, 10, 65).astype(np.uint8)
-            assert read.line_ends(data).tolist() == (np.flatnonzero(data == 10) + 1).tolist()
+            assert line_split.line_ends(data).tolist() == (np.flatnonzero(data == 10) + 1).tolist()
     edges = np.full(200, 65, np.uint8)
     edges[[0, 63, 64, 127, 128, 199]] = 10
-    assert read.line_ends(edges).tolist() == [1, 64, 65, 128, 129, 200]
+    assert line_split.line_ends(edges).tolist() == [1, 64, 65, 128, 129, 200]

@@ -12,9 +12,9 @@ from polars.testing import assert_frame_equal
 
 from flows.ingest import decode, validate
 from flows.ingest.check import validate_lines
+from flows.ingest.line_split import LineSplitter as _LineSplitter
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.parse import parse_chunk
-from flows.ingest.read import _LineSplitter
 from flows.ingest.validate import Validator
 from transforms.record_types import RECORD_TYPES
 
