@@ -6,8 +6,10 @@
   (`gzip_stream`), made UTF-8 (`text_encoding`), cut into lines (`line_split`), in the
   reader threads (`reader_threads`);
 - `parse` + `decode` + `validate`: one DuckDB parse per line, the fields typed with Polars,
-  checked against the record types' declarations (`transforms.record_types`), a reason for
-  every rejected line;
+  checked against the record types' declarations (`transforms.record_types`; `screen`: the
+  fast checks of a record type), copies of earlier lines (`copies`, over `hash_index`), a
+  reason for every rejected line (`reasons`), runs of the same line (`quarantine_runs`);
+  `file_check` and `checked`: what a file's checks remember and the rows they give;
 - `partition`: the bronze month of each row (`assign_partition`);
 - `stage`: bronze and quarantine rows through the run's transaction, children held until
   their parent is known;

@@ -25,6 +25,7 @@ from flows.ingest import pbn
 from flows.ingest.batch import Batches
 from flows.ingest.context import Context, Progress, open_context
 from flows.ingest.faults import RUN_ERRNOS, one_line_resource_failures
+from flows.ingest.file_check import FileCheck
 from flows.ingest.file_stream import FileStream
 from flows.ingest.landing import Changed, Input, LandingFile, RemoteFile, open_input
 from flows.ingest.listing import is_pbn, list_inputs
@@ -34,7 +35,7 @@ from flows.ingest.parse import release_scratch
 from flows.ingest.reader_threads import Prefetch
 from flows.ingest.replay import replay_late_children, replay_quarantine
 from flows.ingest.summary import IngestResult
-from flows.ingest.validate import FileCheck, Validator
+from flows.ingest.validate import Validator
 from flows.storage.operations import AddFile, touching
 from flows.storage.warehouse import Transaction, Warehouse
 
