@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from flows.ingest.gzip_stream import GZIP_MAGIC, Gunzip
-from flows.ingest.landing import RemoteFile, open_input
+from flows.ingest.landing import LandingFile, RemoteFile, open_input
 from flows.ingest.line_split import (
     NO_BYTES,
     Chunk,
@@ -25,6 +25,17 @@ from flows.ingest.line_split import (
 )
 from flows.ingest.options import IngestOptions
 from flows.ingest.text_encoding import BOMS, UNDECODABLE, looks_like_text, sniff_encoding
+
+EMPTY = 1 << 16  # bytes asked of a file empty when it was opened
+
+
+def _listed_size(source: Path | RemoteFile | LandingFile) -> int | None:
+    """The size of a source when it was opened or listed (None: not known)."""
+    if isinstance(source, LandingFile):
+        return source.stat.st_size
+    if isinstance(source, RemoteFile):
+        return source.size
+    return None
 
 
 def _read_into(handle, view: memoryview) -> int:
@@ -66,11 +77,15 @@ class FileStream:
             self.whole = self.source
             yield self.source
         else:
-            size = self.opts.chunk_bytes
+            size, listed = self.opts.chunk_bytes, _listed_size(self.source)
             with open_input(self.source) as handle:
                 rest = NO_BYTES
                 while True:
-                    block = np.empty(len(rest) + size, np.uint8)
+                    # the rest of the file as opened (and a byte to see its end) when that
+                    # is less than a block: its bytes are read in place, never copied
+                    left = listed - self.size if listed is not None else size
+                    want = min(size, left + 1) if left > 0 else size if self.size else EMPTY
+                    block = np.empty(len(rest) + want, np.uint8)
                     block[: len(rest)] = rest
                     read = _read_into(handle, memoryview(block)[len(rest) :])
                     if not read:
@@ -78,10 +93,14 @@ class FileStream:
                     digest.update(block[len(rest) : len(rest) + read])
                     self.size += read
                     block = block[: len(rest) + read]
-                    if read < size // 2:  # a small file: copied at its size
+                    if read < want // 2:  # much less than the buffer: copied at its size
                         block = block.copy()
                     # all of it when it ends here (a file of one block: a small file)
                     self.whole = block if self.size == read else None
+                    if read < want:  # the end of the file: no next block to carry a line to
+                        rest = NO_BYTES
+                        yield block
+                        break
                     cut = after_last_line_end(block) or len(block)  # a long line: all
                     block, rest = block[:cut], block[cut:].copy()
                     yield block
