@@ -346,11 +346,10 @@ def _keys(data: np.ndarray, low: int, high: int) -> np.ndarray:
     """Sorted positions in data[low:high] of the colons that end a key (`key_counts`)."""
     if high - low < 2:
         return np.empty(0, np.int64)
-    text = data[low:high]
-    colon = text[1:] == COLON
-    prev = text[:-1]
-    direct = np.flatnonzero(colon & (prev == QUOTE)) + (low + 1)
-    after_blank = np.flatnonzero(colon & ((prev == SPACE) | (prev == TAB))) + (low + 1)
+    colons = np.flatnonzero(data[low + 1 : high] == COLON) + (low + 1)  # one pass: few colons
+    prev = data[colons - 1]
+    direct = colons[prev == QUOTE]
+    after_blank = colons[(prev == SPACE) | (prev == TAB)]
     if not len(after_blank):
         return direct
     before = after_blank - 1
