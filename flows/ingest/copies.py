@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from flows.ingest.checked import TEXTS
 from flows.ingest.file_check import FileCheck
 from flows.ingest.hash_index import Seen
-from flows.ingest.line_split import Chunk
+from flows.ingest.line_split import Chunk, text_lengths
 from transforms.record_types import RecordType
 
 NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
@@ -41,14 +40,16 @@ def copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     )
 
 
-LINE_END = r"[\r\n]+\z"
-
-
 def with_hash(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
     """Rejected rows with a 128-bit hash of their text without its line end (`_h1`, `_h2`:
     is it the same text as an earlier rejected line of the file?), computed on the column."""
-    positions = pa.array(rejected["_pos"].to_numpy().astype(np.int64))
-    text = pl.Series(pc.replace_substring_regex(chunk.raw.take(positions), LINE_END, b""))
+    if not rejected.height:
+        return rejected.with_columns(
+            pl.lit(None, pl.UInt64).alias("_h1"), pl.lit(None, pl.UInt64).alias("_h2")
+        )
+    positions = rejected["_pos"].to_numpy().astype(np.int64)
+    lines = pl.from_arrow(pa.table({"t": chunk.raw}))["t"].gather(positions)
+    text = lines.bin.head(pl.Series(text_lengths(chunk.raw, positions)))
     return rejected.with_columns(
         text.hash(seed=0).alias("_h1").cast(pl.UInt64),
         text.hash(seed=1).alias("_h2").cast(pl.UInt64),

@@ -238,10 +238,9 @@ class _Reading:
             yield chunk
 
     def _parsed(self, validator: Validator, lines: Prefetch):
-        # Polars imports these at the first columns it makes from NumPy and Arrow (~40 ms in
-        # all, the first time in a process): imported while the first block is being read
+        # Polars imports it at the first column it makes from NumPy (~10 ms, the first time
+        # in a process): imported while the first block is being read
         import numpy.ma  # noqa: F401
-        import pyarrow.compute  # noqa: F401
 
         try:
             for chunk in lines:
