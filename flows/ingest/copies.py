@@ -11,7 +11,7 @@ import pyarrow as pa
 from flows.ingest.checked import TEXTS
 from flows.ingest.file_check import FileCheck
 from flows.ingest.hash_index import Seen
-from flows.ingest.line_split import Chunk, text_lengths
+from flows.ingest.line_split import Chunk, lines_at, text_lengths
 from transforms.record_types import RecordType
 
 NOT_COPIES = ("not_utf8", "empty_line", "duplicate_line", "duplicate_key")
@@ -40,6 +40,9 @@ def copies_of_rejected(rows: pl.DataFrame, file: FileCheck) -> pl.DataFrame:
     )
 
 
+FEW = 1024  # rejected lines of a chunk copied out to be hashed (more: taken in place)
+
+
 def with_hash(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
     """Rejected rows with a 128-bit hash of their text without its line end (`_h1`, `_h2`:
     is it the same text as an earlier rejected line of the file?), computed on the column."""
@@ -48,8 +51,12 @@ def with_hash(rejected: pl.DataFrame, chunk: Chunk) -> pl.DataFrame:
             pl.lit(None, pl.UInt64).alias("_h1"), pl.lit(None, pl.UInt64).alias("_h2")
         )
     positions = rejected["_pos"].to_numpy().astype(np.int64)
-    lines = pl.from_arrow(pa.table({"t": chunk.raw}))["t"].gather(positions)
-    text = lines.bin.head(pl.Series(text_lengths(chunk.raw, positions)))
+    if len(positions) <= FEW:  # their bytes copied out
+        lines = pa.array(lines_at(chunk.raw, positions), pa.large_binary())
+        taken = pl.from_arrow(pa.table({"t": lines}))["t"]
+    else:  # the chunk's lines seen by Polars in place, some of them taken
+        taken = pl.from_arrow(pa.table({"t": chunk.raw}))["t"].gather(positions)
+    text = taken.bin.head(pl.Series(text_lengths(chunk.raw, positions)))
     return rejected.with_columns(
         text.hash(seed=0).alias("_h1").cast(pl.UInt64),
         text.hash(seed=1).alias("_h2").cast(pl.UInt64),
