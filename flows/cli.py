@@ -1095,6 +1095,17 @@ def main(argv: list[str] | None = None) -> int:
         if "flows.progress" in sys.modules:  # back to the library default (tests call main)
             sys.modules["flows.progress"].configure("plain")
         runlog.release()
+        if args.sandbox:
+            _leave_objects_to_exit()
+
+
+def _leave_objects_to_exit() -> None:
+    """The `duplirank` process exits next: the garbage collector's passes at exit would walk
+    every object a run loaded (Prefect's, Polars', some 10^5) only for the OS to free them;
+    frozen, they are skipped (`atexit` handlers and the modules' own clean-up still run)."""
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":
