@@ -131,7 +131,9 @@ def _jsonable(frame: pl.DataFrame) -> list[dict]:
 def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
     """Create the run's artifacts (inside a flow run); returns their ids.
 
-    A failure here is logged, never fails the run: the tables are already published.
+    A failure here is logged, never fails the run: the tables are already published. What it
+    reads is kept in the summary (`reasons`, `rankings`): the command that ran the flow shows
+    them without reading them again.
     """
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
@@ -146,6 +148,7 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
             session = None
         with session or contextlib.nullcontext():
             reasons = quarantine_reasons(settings.warehouse, summary, session)
+            summary.reasons = reasons
             ids.append(
                 create_markdown_artifact(
                     key=SUMMARY_KEY,
@@ -153,7 +156,10 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
                     description=f"what this {flow} run did",
                 )
             )
-            for title, table, frame in top_rows(session, top) if session else ():
+            rankings = list(top_rows(session, top)) if session else []
+            if session:
+                summary.rankings = rankings
+            for title, table, frame in rankings:
                 if isinstance(frame, UserError):
                     logger.warning("artifact %s not published: %s", table, frame)
                     continue

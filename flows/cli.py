@@ -192,7 +192,9 @@ def _finish_run(settings, summary) -> None:
     from flows.artifacts import quarantine_reasons
 
     print(summary.text())
-    reasons = quarantine_reasons(settings.warehouse, summary)
+    reasons = getattr(summary, "reasons", None)  # counted by the run's artifacts, else here
+    if reasons is None:
+        reasons = quarantine_reasons(settings.warehouse, summary)
     progress.summary({"quarantined lines by reason": reasons} if reasons else None)
 
 
@@ -247,7 +249,7 @@ def cmd_nightly(args) -> int:
     if args.show:
         from flows.tools.report import rankings_text
 
-        print(rankings_text(settings.warehouse))
+        print(rankings_text(settings.warehouse, rows=getattr(summary, "rankings", None)))
     return 0
 
 

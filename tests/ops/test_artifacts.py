@@ -137,3 +137,26 @@ def test_artifacts_never_fail_a_run(harness, tmp_path, caplog):
 
     assert a_run() == []
     assert "could not publish the run's Prefect artifacts" in caplog.text
+
+
+def test_what_the_artifacts_read_is_what_the_command_shows(harness, tmp_path):
+    """The reasons and rankings the artifacts read stay in the summary: the command prints
+    them as it would read them again."""
+    from flows.tools.report import rankings_text
+
+    root = make_warehouse(tmp_path / "wh")
+    settings = load_settings(warehouse=root)
+    summary = run_summary()
+
+    @flow
+    def a_run():
+        publish_artifacts(summary, settings, "nightly")
+
+    a_run()
+    assert summary.reasons == quarantine_reasons(root, run_summary())
+    assert [(title, table) for title, table, _ in summary.rankings] == [
+        ("Simultané — Indice of the latest month", "simultane_monthly")
+    ]
+    shown = rankings_text(root, rows=summary.rankings)
+    assert shown == rankings_text(root)
+    assert "P1" in shown and "120.5" in shown
