@@ -186,6 +186,16 @@ def _start_run(command: str, settings, prefect: bool, server: bool = True) -> Pa
     return path
 
 
+def _imports_done() -> None:
+    """In a `duplirank` process (the supervised child of a run), what its imports made (some
+    10^5 objects: Prefect's, Polars') lives until it exits: frozen, the garbage collector's
+    passes during the run no longer walk it."""
+    if "flows.supervise" in sys.modules:
+        import gc
+
+        gc.freeze()
+
+
 def _finish_run(settings, summary) -> None:
     """Results on stdout, the summary table (times, quarantine reasons) on stderr."""
     from flows import progress
@@ -244,6 +254,7 @@ def cmd_nightly(args) -> int:
         _start_run("nightly", settings, prefect=True)
         from flows.nightly import nightly
 
+        _imports_done()
         summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
@@ -261,6 +272,7 @@ def cmd_backfill(args) -> int:
     _start_run("backfill", settings, prefect=True)
     from flows.nightly import backfill
 
+    _imports_done()
     summary = backfill(settings=settings, first=args.from_, last=args.to, as_of=args.date)
     _finish_run(settings, summary)
     return 0
