@@ -111,10 +111,20 @@ def _site(run: Run) -> str | None:
     return run.summary.site
 
 
-def _artifacts(summary: Summary, settings: Settings, flow: str) -> None:
-    """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log."""
+def _artifacts(summary: Summary, settings: Settings, flow: str) -> tuple:
+    """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log; returns
+    what they read (`Summary.reasons`, `Summary.rankings`: a task receives a copy of the
+    summary, the flow keeps them in its own, `shown`)."""
     publish_artifacts(summary, settings, flow)
     get_run_logger().info("%s", summary.text())
+    return summary.reasons, summary.rankings
+
+
+def shown(summary: Summary, read: tuple | None) -> Summary:
+    """The run's summary with what its artifacts read (nothing outside a flow run)."""
+    if read is not None:
+        summary.reasons, summary.rankings = read
+    return summary
 
 
 # the ingest reads this machine's landing, the plan and the publication are the run's own:
@@ -288,8 +298,7 @@ def nightly_flow(
             run.stage(histories(run, "simultane", month_of(as_of, settings.timezone)))
         publish(run)
         site(run)
-    artifacts(run.summary, settings, "nightly")
-    return run.summary
+    return shown(run.summary, artifacts(run.summary, settings, "nightly"))
 
 
 @functools.partial(_Flow, name="backfill", log_prints=False)
@@ -320,8 +329,7 @@ def backfill_flow(
         publish(run)
         site(run)
     changes_announced(run)
-    artifacts(run.summary, settings, "backfill")
-    return run.summary
+    return shown(run.summary, artifacts(run.summary, settings, "backfill"))
 
 
 def nightly_run(settings: Settings, as_of: date | None = None) -> Summary:
