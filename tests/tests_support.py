@@ -46,6 +46,8 @@ PUBLISHED = (
     "ff_elo",
     "ff_player_state",
     "simultane_player_state",
+    "simultane_open_deals",
+    "simultane_deal_span",
     "ff_monthly_ranking",
     "bridge_board_results",
     "bridge_standings",
