@@ -5,7 +5,10 @@ What depends on what: deal- and tournament-level results of a partition depend o
 bronze (a tournament's rows share its start, hence its partition); a player's 20-deal blocks
 and % actuel run over their whole history, so new deals change blocks ending at or after them;
 Indice and Victoire are per month. A rebuild of partitions {P…} therefore recomputes their
-deal-level results, and the history tables of every month from min(P…) − 1 on.
+deal-level results, and the history tables of every month from min(P…) − 1 on. A nightly
+continues the blocks from the published state at a month end before them (each player's last
+blocks and open block: simultane_player_state, simultane_open_deals) and reads only the deal
+partitions holding later deals (simultane_deal_span says which).
 """
 
 from __future__ import annotations
@@ -48,13 +51,14 @@ SPAN_SOURCE = {"is_bot": pl.Boolean, "scored": pl.Boolean, "played_at": pl.Datet
 
 
 def deal_span(deal_results: pl.DataFrame) -> pl.DataFrame:
-    """One row: the deal results' count, last played_at, last played_at of a scored human
-    deal (null when none)."""
-    human = pl.col("scored") & ~pl.col("is_bot")
+    """One row: the deal results' count, last played_at, first and last played_at of a
+    scored human deal (null when none)."""
+    human = pl.col("played_at").filter(pl.col("scored") & ~pl.col("is_bot"))
     return deal_results.select(
         pl.len().cast(pl.Int64).alias("rows"),
         pl.col("played_at").max().alias("last_played_at"),
-        pl.col("played_at").filter(human).max().alias("last_scored_at"),
+        human.min().alias("first_scored_at"),
+        human.max().alias("last_scored_at"),
     )
 
 
@@ -103,7 +107,9 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     span = pl.concat([deal_span(pl.DataFrame(schema=SPAN_SOURCE)), *spans]).select(
         pl.lit(part).alias(RAW_MONTH),
         pl.col("rows").sum(),
-        pl.col("last_played_at", "last_scored_at").max(),
+        pl.col("last_played_at").max(),
+        pl.col("first_scored_at").min(),
+        pl.col("last_scored_at").max(),
     )
     tx.put("silver", SPAN, key, span)
     tx.put_schema("silver", SPAN, span)
@@ -137,7 +143,7 @@ def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryP
     `parallelism` (or setting cluster.history_shards) when there is more than one worker."""
     opts = ctx.settings.simultane_options()
     wh, pending = ctx.wh, list(ctx.pending)
-    spans = _spans(ctx)
+    spans = _spans(ctx, pending)
     rows, last = spans.select(pl.col("rows").sum(), pl.col("last_played_at").max()).row(0)
     as_of_ts = end_of_day(ctx.as_of, opts.timezone) if ctx.as_of else None
     latest = as_of_ts or last
@@ -162,53 +168,56 @@ def history_plan(ctx: StepContext, first: str, parallelism: int = 1) -> HistoryP
     rescored, state_month, after = None, None, ()
     if not ctx.from_scratch and wh.entries("simultane_blocks", pending=pending):
         rescored = tuple(rescored_partitions(ctx, "simultane_deal_results"))
-        cut = _changed_deals(ctx, rescored).select(pl.col("played_at").min()).collect().item()
+        # the first scored deal of the rescored partitions, as rescored or as published
+        changed = [_spans(ctx, p, rescored) for p in (pending, None)]
+        cut = pl.concat(changed).select(pl.col("first_scored_at").min()).item()
         if cut is not None:  # blocks change from the first changed deal
             first_block_month = min(first_block_month, month_of(cut, opts.timezone))
-        # the latest month end before the first changed deal with a published state that
-        # the published blocks of the months rewritten complete (a state month before those
-        # months would read every deal since): the deals up to it are those of last night
+        # the state to continue from: the latest published month end before the first
+        # changed deal and before the first rescored partition (its open block holds the
+        # later deals of the partitions up to its month), from the month before the blocks
+        # rewritten on (the blocks of those months complete it)
         point = cut if cut is not None else latest
         target = month_of(point, opts.timezone) if point is not None else None
         if cut is not None:
             target = shift_month(target, -1)
+        if rescored and target is not None:
+            target = min(target, shift_month(min(rescored).split("=", 1)[1], -1))
         floor = shift_month(first_block_month, -1)
         months = [m for m in wh.months(OPEN, pending) if target and floor <= m <= target]
         if months and wh.entries("simultane_player_state", pending=pending):
             state_month = months[-1]
-            after = tuple(
-                _partitions_after(spans, month_start(shift_month(state_month, 1), opts.timezone))
-            )
+            since = month_start(shift_month(state_month, 1), opts.timezone)
+            after = tuple(_partitions_after(spans.filter(pl.col(RAW_MONTH) > state_month), since))
     first_open = first_block_month if state_month is None else shift_month(state_month, 1)
     return HistoryPlan(
         first, first_block_month, latest, shards, rescored, state_month, after, first_open
     )
 
 
-def _spans(ctx: StepContext) -> pl.DataFrame:
-    """simultane_deal_span of every partition of simultane_deal_results (computed from the
-    partition's rows where no span is published)."""
-    wh, pending = ctx.wh, list(ctx.pending)
-    table = "simultane_deal_results"
-    parts = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
-    known = [k for k in wh.partitions(SPAN, pending) if k in set(parts)]
+SPAN_COLUMNS = {RAW_MONTH: pl.String, "rows": pl.Int64, "last_played_at": pl.Datetime("us", "UTC"),
+                "first_scored_at": pl.Datetime("us", "UTC"),
+                "last_scored_at": pl.Datetime("us", "UTC")}  # fmt: skip
+
+
+def _spans(
+    ctx: StepContext, pending: list[Operation] | None, parts: tuple[str, ...] | None = None
+) -> pl.DataFrame:
+    """simultane_deal_span of the partitions of simultane_deal_results (`parts`, or all) in a
+    view (`pending`; None: as published), computed from the partition's rows where no span
+    is published."""
+    wh, table = ctx.wh, "simultane_deal_results"
+    keys = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
+    keys = [k for k in keys if parts is None or k in parts]
+    known = [k for k in wh.partitions(SPAN, pending) if k in set(keys)]
     frames = [wh.scan(SPAN, known, pending=pending).collect()] if known else []
-    for key in sorted(set(parts) - set(known)):
+    for key in sorted(set(keys) - set(known)):
         rows = wh.scan(table, [key], pending=pending).select(*SPAN_SOURCE).collect()
         frames.append(
             deal_span(rows).select(pl.lit(key.split("=", 1)[1]).alias(RAW_MONTH), pl.all())
         )
-    columns = [RAW_MONTH, "rows", "last_played_at", "last_scored_at"]
-    return (
-        pl.concat([f.select(columns) for f in frames])
-        if frames
-        else pl.DataFrame(
-            schema={
-                RAW_MONTH: pl.String,
-                "rows": pl.Int64,
-                **{c: pl.Datetime("us", "UTC") for c in columns[2:]},
-            }
-        )
+    return pl.concat(
+        [f.select(*SPAN_COLUMNS) for f in frames] or [pl.DataFrame(schema=SPAN_COLUMNS)]
     )
 
 
@@ -219,40 +228,19 @@ def _partitions_after(spans: pl.DataFrame, since: datetime) -> list[str]:
     return [f"{RAW_MONTH}={m}" for m in after[RAW_MONTH].sort()]
 
 
-def _changed_deals(ctx: StepContext, parts: tuple[str, ...]) -> pl.LazyFrame:
-    """The scored human deals of the rescored partitions, as published before the run and as
-    rescored (player_id, played_at): no other deal of the history changed."""
-    wh, pending = ctx.wh, list(ctx.pending)
-    if not parts:  # nothing rescored
-        return pl.LazyFrame(schema={"player_id": pl.String, "played_at": pl.Datetime("us", "UTC")})
-    table, parts = "simultane_deal_results", list(parts)
-    frames = [
-        wh.scan(table, parts, pending=p)
-        for p in (pending, None)
-        if wh.entries(table, parts, pending=p)
-    ]  # as rescored, as published before
-    if not frames:
-        return _changed_deals(ctx, ())
-    return pl.concat(
-        [
-            f.filter(~pl.col("is_bot") & pl.col("scored")).select("player_id", "played_at")
-            for f in frames
-        ]
-    )
-
-
 def history_shard(ctx: StepContext, plan: HistoryPlan, shard: int) -> list[Operation]:
-    """Blocks (over each player's whole history) and daily rows of the players of one shard,
-    written as that shard's files of every month they change."""
+    """Blocks, open blocks (from the plan's state, else over each player's whole history),
+    month-end states and daily rows of the players of one shard, written as that shard's
+    files of every month they change."""
     from transforms.simultane.blocks import blocks, numbered_deals, open_deals
     from transforms.simultane.monthly import daily
 
     opts = ctx.settings.simultane_options()
-    wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
+    tx, pending = ctx.transaction(), list(ctx.pending)
     mine = in_bucket("player_id", shard, plan.shards)
     last = month_of(plan.latest, opts.timezone) if plan.latest is not None else None
     if plan.state_month is None:  # every player from their first deal
-        history = wh.scan("simultane_deal_results", pending=pending).select(DEAL_COLUMNS)
+        history = _deals(ctx)
         deals = history.filter(mine).pipe(numbered_deals, opts).collect()
         block_rows = blocks(history.filter(mine), opts, plan.latest, deals.lazy()).collect()
     else:
@@ -331,6 +319,9 @@ def _blocks_before(ctx: StepContext, plan: HistoryPlan, mine: pl.Expr, opts) -> 
 
 
 DEAL_COLUMNS = ["player_id", "is_bot", "scored", "played_at", "tournament_id", "deal_no", "pct"]
+DEAL_SCHEMA = {"player_id": pl.String, "is_bot": pl.Boolean, "scored": pl.Boolean,
+               "played_at": pl.Datetime("us", "UTC"), "tournament_id": pl.String,
+               "deal_no": pl.Int64, "pct": pl.Float64, RAW_MONTH: pl.String}  # fmt: skip
 
 
 def _continued_blocks(
@@ -361,17 +352,17 @@ def _continued_blocks(
             "tournament_id",
             "deal_no",
             "pct",
-        )  # fmt: skip
+            RAW_MONTH,
+        )
         for k in wh.partitions(OPEN, pending)
         if k.split("/")[0] == f"month={month}"
     ]
     if plan.after:
-        later = wh.scan("simultane_deal_results", list(plan.after), pending=pending)
-        frames.append(later.select(DEAL_COLUMNS).filter(mine & (pl.col("played_at") >= since)))
+        frames.append(_deals(ctx, plan.after).filter(mine & (pl.col("played_at") >= since)))
     deals = (
         pl.concat(frames, how="vertical_relaxed").pipe(numbered_deals, opts).collect()
         if frames
-        else numbered_deals(pl.LazyFrame(schema=_deal_schema(ctx)), opts).collect()
+        else numbered_deals(_deals(ctx, ()), opts).collect()
     )
     fresh = block_results(deals.lazy(), opts, done.lazy(), numbered=deals.lazy()).collect()
     results = ["player_id", "block_no", "ended_at", "pct_cumul"]
@@ -381,10 +372,20 @@ def _continued_blocks(
     return in_window(rows.lazy(), earlier.lazy(), opts, plan.latest).collect(), deals
 
 
-def _deal_schema(ctx: StepContext) -> dict:
-    """The schema of DEAL_COLUMNS in simultane_deal_results."""
-    table = ctx.wh.scan("simultane_deal_results", pending=list(ctx.pending))
-    return table.select(DEAL_COLUMNS).collect_schema()
+def _deals(ctx: StepContext, parts: tuple[str, ...] | None = None) -> pl.LazyFrame:
+    """The columns of simultane_deal_results blocks read (DEAL_COLUMNS) and each deal's
+    raw_month (its partition), of some partitions (`parts`) or all."""
+    wh, pending, table = ctx.wh, list(ctx.pending), "simultane_deal_results"
+    keys = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
+    frames = [
+        wh.scan(table, [k], pending=pending).select(
+            *DEAL_COLUMNS, pl.lit(k.split("=", 1)[1]).alias(RAW_MONTH)
+        )
+        for k in (keys if parts is None else parts)
+    ]
+    if not frames:  # no partition: no row, with the columns
+        return pl.LazyFrame(schema=DEAL_SCHEMA)
+    return pl.concat(frames)
 
 
 def history_finish(

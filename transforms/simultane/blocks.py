@@ -50,14 +50,16 @@ def blocks(
 
 def numbered_deals(deal_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
     """The scored human deals given (player_id and tournament_id Categorical, played_at,
-    deal_no, pct), each with its block_no: its place in the player's chronological order cut
-    into blocks of block_deals, numbered from 1 at the player's first deal given."""
+    deal_no, pct, and raw_month when given), each with its block_no: its place in the
+    player's chronological order cut into blocks of block_deals, numbered from 1 at the
+    player's first deal given."""
     # Position of each deal in its player's chronological order: a rank within the player
     # (no global sort of the deals; (played_at, tournament_id, deal_no) is unique per player).
     # The ids are made Categorical first: each string is hashed once, the window and the
     # group-by then run on integer codes, and categoricals still compare lexically, so the
     # tie-break by tournament_id is the spec's.
     order = pl.struct("played_at", "tournament_id", "deal_no").rank("ordinal").over(PLAYER)
+    raw = [c for c in ("raw_month",) if c in deal_results.collect_schema().names()]
     return (
         deal_results.filter(~pl.col("is_bot") & pl.col("scored"))
         .select(
@@ -65,6 +67,7 @@ def numbered_deals(deal_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.Laz
             "played_at",
             "deal_no",
             "pct",
+            *raw,
         )
         .with_columns(block_no=((order.cast(pl.Int64) - 1) // opts.block_deals + 1))
     )
@@ -104,7 +107,7 @@ def block_results(
     return results.select(PLAYER, "block_no", "started_at", "ended_at", "month", "pct_cumul")
 
 
-OPEN_COLUMNS = ("player_id", "played_at", "tournament_id", "deal_no", "pct")
+OPEN_COLUMNS = ("player_id", "played_at", "tournament_id", "deal_no", "pct", "raw_month")
 
 
 def open_deals(
@@ -112,12 +115,14 @@ def open_deals(
 ) -> pl.LazyFrame:
     """Each player's open block at the end of every month from `first` to `last`: their
     scored deals played by the month's end that come after their last full block ending by
-    then (fewer than block_deals; what their next blocks continue from). `numbered`: the
-    player's `numbered_deals` from their first deal, or from one right after a full block.
+    then (fewer than block_deals), and their deals played later of the tournaments whose
+    raw_month (their partition) is that month or before: with them, the deals after that
+    month end are those of the later partitions. `numbered`: the player's `numbered_deals`
+    (with raw_month) from their first deal, or from one right after a full block.
 
-    A deal is open from its own month to the month before its block's end (to `last` while
-    its block is not full). Columns: month, then OPEN_COLUMNS (player_id and tournament_id
-    as String)."""
+    A deal is open from the earlier of its own month and its raw_month to the month before
+    its block's end (to `last` while its block is not full). Columns: OPEN_COLUMNS
+    (player_id and tournament_id as String), then month."""
     tz = opts.timezone
 
     def index(month: pl.Expr) -> pl.Expr:  # months as consecutive integers
@@ -133,7 +138,10 @@ def open_deals(
             _end=pl.col("played_at").max().over(block),
         )
         .with_columns(
-            _from=pl.max_horizontal(index(month_expr("played_at", tz)), lit(first)),
+            _from=pl.max_horizontal(
+                pl.min_horizontal(index(month_expr("played_at", tz)), index(pl.col("raw_month"))),
+                lit(first),
+            ),
             _to=pl.min_horizontal(
                 pl.when("_full").then(index(month_expr("_end", tz)) - 1).otherwise(lit(last)),
                 lit(last),
@@ -146,16 +154,17 @@ def open_deals(
         spans.with_columns(_month=month)
         .explode("_month")
         .select(
-            pl.format(
-                "{}-{}",
-                (pl.col("_month") // 12).cast(pl.String).str.zfill(4),
-                (pl.col("_month") % 12 + 1).cast(pl.String).str.zfill(2),
-            ).alias("month"),
             pl.col(PLAYER).cast(pl.String),
             "played_at",
             pl.col("tournament_id").cast(pl.String),
             "deal_no",
             "pct",
+            "raw_month",
+            pl.format(
+                "{}-{}",
+                (pl.col("_month") // 12).cast(pl.String).str.zfill(4),
+                (pl.col("_month") % 12 + 1).cast(pl.String).str.zfill(2),
+            ).alias("month"),
         )
     )
 
