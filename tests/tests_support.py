@@ -45,6 +45,7 @@ PUBLISHED = (
     "ff_matches",
     "ff_elo",
     "ff_player_state",
+    "ff_match_span",
     "simultane_player_state",
     "simultane_open_deals",
     "simultane_deal_span",

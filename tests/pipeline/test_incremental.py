@@ -188,7 +188,8 @@ def test_a_nightly_reads_the_state_not_the_months_before_it(tmp_path, monkeypatc
     """A nightly of April's last days reads each player's state at the end of March (their
     last blocks and their open block), and the deals and tournaments of April (and of March,
     the month its Indice reads from): no file of the deals, tournaments or blocks of January
-    or February. It publishes what one fresh run does."""
+    or February; and the Elo state, not the matches or Elo rows of January. It publishes
+    what one fresh run does."""
     files, _ = day_files(tmp_path / "days", days=100, players=2)
     landing = tmp_path / "landing"
     landing.mkdir()
@@ -201,6 +202,8 @@ def test_a_nightly_reads_the_state_not_the_months_before_it(tmp_path, monkeypatc
         "simultane_tournament_results": ("raw_month=2026-01",),
         "simultane_blocks": ("month=2026-01",),
         "simultane_open_deals": ("month=2026-01", "month=2026-02"),
+        "ff_match_scores": ("raw_month=2026-01",),
+        "ff_elo": ("month=2026-01",),
     }
     earlier = {e["path"] for table, keys in old.items() for e in wh.entries(table, list(keys))}
     assert len(earlier) >= 6 and wh.entries("simultane_open_deals", ["month=2026-03"])
