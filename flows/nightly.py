@@ -35,7 +35,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.states import Failed
 
-from flows import progress, runs
+from flows import cluster, progress, runs
 from flows.artifacts import publish_artifacts
 from flows.errors import UserError
 from flows.runs import Run, Summary, check_landing, open_run
@@ -136,6 +136,10 @@ plan_backfill = Step(runs.plan_backfill, "plan", **RETRY)
 score_partition = Step(
     runs.score_partition, "score-partition", task_run_name="{competition}-{part}", **RETRY
 )
+# on a Dask cluster, several partitions per task (flows/cluster.py: `batches`)
+score_partitions = Step(
+    cluster.score_partitions, "score-partitions", task_run_name=cluster.batch_name, **RETRY
+)
 history = Step(runs.history, "history", task_run_name="{competition}-from-{first}", **RETRY)
 history_shard = Step(
     runs.history_shard, "history-shard", task_run_name="{competition}-shard-{shard}", **RETRY
@@ -154,18 +158,19 @@ def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> N
     competition's are scored, its history tables from the first month they change (a
     backfill, from `floor` on, recomputed from their first record)."""
     ctx = run.context()
+    workers = cluster.parallelism(run.settings) if in_flow_run() else 1
     scoring = {
-        competition: [score_partition.submit(ctx, competition, part) for part in parts]
+        competition: [(batch, _score(ctx, competition, batch)) for batch in cut]
         for competition, parts in sorted(plan.items())
-        if parts
+        if (cut := cluster.batches(run.settings, parts, workers))
     }
     for competition, futures in scoring.items():
         parts = plan[competition]
         with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
-            for part, future in zip(parts, futures, strict=True):
-                bar.update(detail=part)
+            for batch, future in futures:
+                bar.update(detail=batch[0])
                 run.stage(future.result())
-                bar.advance()
+                bar.advance(len(batch))
             bar.update(detail="")
         if STEPS[competition].history is not None:
             first = first_month(parts, floor)
@@ -173,6 +178,13 @@ def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> N
                 bar.update(detail=f"from {first}")
                 run.stage(histories(run, competition, first, from_scratch=floor is not None))
     run.rescored(plan)
+
+
+def _score(ctx, competition: str, batch: list[str]):
+    """A future of the operations of one batch of partitions (one task)."""
+    if len(batch) == 1:
+        return score_partition.submit(ctx, competition, batch[0])
+    return score_partitions.submit(ctx, competition, batch)
 
 
 def histories(
