@@ -599,26 +599,14 @@ def cmd_score(args) -> int:
 
 
 def cmd_site(args) -> int:
-    from flows.tools.site import publish_site
-    from flows.tools.site.served import site_in_warehouse
+    from flows.tools.site.served import rebuild_site
 
     settings, wh = _existing_warehouse(args)
     if wh.publication() is None:
         raise UserError(f"no published tables in {wh.store.url} (run `duplirank nightly` first)")
     if args.out is not None:
         _new_folder_allowed(args.out, "--out")
-    with wh.store.lock(settings.lock_wait_s):  # one published state for every table read
-        if args.out is None:  # <warehouse>/site/, a local folder or objects
-            print(site_in_warehouse(wh, args.lang, settings))
-            return 0
-        report = publish_site(
-            wh.scan,
-            args.out,
-            args.lang,
-            timezone=settings.timezone,
-            window_results=settings.simultane.window_results,
-        )
-    print(report.text())
+    print(rebuild_site(wh, args.lang, settings, args.out))
     return 0
 
 

@@ -46,6 +46,24 @@ def repair_site(wh: Published, settings: Settings) -> str | None:
     return f"results site repaired ({problem}): {text}" if text else text
 
 
+def rebuild_site(wh: Published, lang: str, settings: Settings, out: Path | None = None) -> str:
+    """The site of the warehouse's current publication, built under the warehouse's lock (one
+    published state for every table read): `<warehouse>/site/`, recorded as the one served
+    (`site_in_warehouse`), or the folder `out`; returns what it did."""
+    with wh.store.lock(settings.lock_wait_s):
+        if out is None:
+            return site_in_warehouse(wh, lang, settings)
+        from flows.tools.site.build import publish_site
+
+        return publish_site(
+            wh.scan,
+            out,
+            lang,
+            timezone=settings.timezone,
+            window_results=settings.simultane.window_results,
+        ).text()
+
+
 def site_in_warehouse(wh: Published, lang: str, settings: Settings) -> str:
     """Rebuild `<warehouse>/site/` from the current publication; returns what it did.
 
@@ -59,9 +77,12 @@ def site_in_warehouse(wh: Published, lang: str, settings: Settings) -> str:
 
     def make(out) -> object:
         return build(
-            wh.scan, out, lang, timezone=settings.timezone,
+            wh.scan,
+            out,
+            lang,
+            timezone=settings.timezone,
             window_results=settings.simultane.window_results,
-        )  # fmt: skip
+        )
 
     pointer = wh.publication()
     if wh.root is not None:
