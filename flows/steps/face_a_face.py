@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from flows.steps.context import StepContext, rescored_partitions
+from flows.steps.context import StepContext, partition_spans, rescored_partitions
 from flows.steps.outputs import put_history
 from flows.steps.units import unit_partition_step
 from flows.storage.operations import Operation
@@ -212,15 +212,13 @@ def _match_spans(
     """ff_match_span of the partitions of ff_match_scores (`parts`, or all) in a view
     (`pending`; None: as published), computed from the partition's rows where none is
     published."""
-    wh, table = ctx.wh, "ff_match_scores"
-    keys = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
-    keys = [k for k in keys if parts is None or k in parts]
-    known = [k for k in wh.partitions(SPAN, pending) if k in set(keys)]
-    frames = [wh.scan(SPAN, known, pending=pending).collect()] if known else []
-    for key in sorted(set(keys) - set(known)):
-        rows = wh.scan(table, [key], pending=pending)
-        frames.append(match_span(rows, key.split("=", 1)[1]).collect())
-    return pl.concat([f.select(*SPAN_SCHEMA) for f in frames] or [pl.DataFrame(schema=SPAN_SCHEMA)])
+    table = "ff_match_scores"
+
+    def compute(key: str) -> pl.DataFrame:
+        rows = ctx.wh.scan(table, [key], pending=pending)
+        return match_span(rows, key.split("=", 1)[1]).collect()
+
+    return partition_spans(ctx, pending, table, SPAN, SPAN_SCHEMA, parts, compute)
 
 
 def _replay_reads(

@@ -23,6 +23,7 @@ from flows.steps.context import (
     buckets,
     compact_bronze,
     in_bucket,
+    partition_spans,
     rescored_partitions,
     resolved,
 )
@@ -206,19 +207,13 @@ def _spans(
     """simultane_deal_span of the partitions of simultane_deal_results (`parts`, or all) in a
     view (`pending`; None: as published), computed from the partition's rows where no span
     is published."""
-    wh, table = ctx.wh, "simultane_deal_results"
-    keys = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
-    keys = [k for k in keys if parts is None or k in parts]
-    known = [k for k in wh.partitions(SPAN, pending) if k in set(keys)]
-    frames = [wh.scan(SPAN, known, pending=pending).collect()] if known else []
-    for key in sorted(set(keys) - set(known)):
-        rows = wh.scan(table, [key], pending=pending).select(*SPAN_SOURCE).collect()
-        frames.append(
-            deal_span(rows).select(pl.lit(key.split("=", 1)[1]).alias(RAW_MONTH), pl.all())
-        )
-    return pl.concat(
-        [f.select(*SPAN_COLUMNS) for f in frames] or [pl.DataFrame(schema=SPAN_COLUMNS)]
-    )
+    table = "simultane_deal_results"
+
+    def compute(key: str) -> pl.DataFrame:
+        rows = ctx.wh.scan(table, [key], pending=pending).select(*SPAN_SOURCE).collect()
+        return deal_span(rows).select(pl.lit(key.split("=", 1)[1]).alias(RAW_MONTH), pl.all())
+
+    return partition_spans(ctx, pending, table, SPAN, SPAN_COLUMNS, parts, compute)
 
 
 def _partitions_after(spans: pl.DataFrame, since: datetime) -> list[str]:
