@@ -186,11 +186,12 @@ def _start_run(command: str, settings, prefect: bool, server: bool = True) -> Pa
     return path
 
 
-def _imports_done() -> None:
-    """In a `duplirank` process (the supervised child of a run), what its imports made (some
-    10^5 objects: Prefect's, Polars') lives until it exits: frozen, the garbage collector's
-    passes during the run no longer walk it."""
-    if "flows.supervise" in sys.modules:
+def _freeze_objects(args) -> None:
+    """In a `duplirank` process (the console script, not a Python caller of `main`), what its
+    imports made (some 10^5 objects: Prefect's, Polars') lives until it exits: frozen, the
+    garbage collector's passes during the run and at exit no longer walk it (`atexit` handlers
+    and the modules' own clean-up still run)."""
+    if args.sandbox:
         import gc
 
         gc.freeze()
@@ -254,7 +255,7 @@ def cmd_nightly(args) -> int:
         _start_run("nightly", settings, prefect=True)
         from flows.nightly import nightly
 
-        _imports_done()
+        _freeze_objects(args)
         summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
@@ -272,7 +273,7 @@ def cmd_backfill(args) -> int:
     _start_run("backfill", settings, prefect=True)
     from flows.nightly import backfill
 
-    _imports_done()
+    _freeze_objects(args)
     summary = backfill(settings=settings, first=args.from_, last=args.to, as_of=args.date)
     _finish_run(settings, summary)
     return 0
@@ -1097,17 +1098,7 @@ def main(argv: list[str] | None = None) -> int:
         if "flows.progress" in sys.modules:  # back to the library default (tests call main)
             sys.modules["flows.progress"].configure("plain")
         runlog.release()
-        if args.sandbox:
-            _leave_objects_to_exit()
-
-
-def _leave_objects_to_exit() -> None:
-    """The `duplirank` process exits next: the garbage collector's passes at exit would walk
-    every object a run loaded (Prefect's, Polars', some 10^5) only for the OS to free them;
-    frozen, they are skipped (`atexit` handlers and the modules' own clean-up still run)."""
-    import gc
-
-    gc.freeze()
+        _freeze_objects(args)  # the process exits next
 
 
 if __name__ == "__main__":
