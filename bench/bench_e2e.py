@@ -22,6 +22,11 @@ The nightly's own stage times (its run summary, inside the process) are kept as 
     .venv/bin/python bench/bench_e2e.py              # ~1 M lines, three shapes, site on
     .venv/bin/python bench/bench_e2e.py --quick      # ~200 k lines, 3 runs
     .venv/bin/python bench/bench_e2e.py --site both --shapes compact
+    .venv/bin/python bench/bench_e2e.py --quick --against /tmp/main   # this code vs another
+
+`--against DIR` also runs the nightly of the checkout in DIR (its own code, same server, same
+files) in the same rounds, alternating with this one, and reports it beside (`against`): a
+change measured on a shared machine under the same load.
 """
 
 from __future__ import annotations
@@ -110,7 +115,7 @@ def floor_run(files: list[Path], work: Path, env: dict) -> dict:
     return result
 
 
-def nightly_run(files: list[Path], work: Path, env: dict) -> dict:
+def nightly_run(files: list[Path], work: Path, env: dict, code: Path = ROOT) -> dict:
     """One nightly into a folder of its own, deleted after the last run: ext4 creates files
     several times slower for minutes after many deletions (measured here: 9,000 files in
     0.33 s, then 2.1 s right after deleting 9,000 others), so deleting a run's ~9,400 site
@@ -125,19 +130,35 @@ def nightly_run(files: list[Path], work: Path, env: dict) -> dict:
         except OSError:
             shutil.copy(f, landing / f.name)
     warehouse = out / "warehouse"
-    return timed(command("nightly", "--landing", str(landing), "--warehouse", str(warehouse)), env)
+    nightly = command("nightly", "--landing", str(landing), "--warehouse", str(warehouse))
+    return timed(nightly, env, cwd=code)
 
 
-def run(files: list[Path], work: Path, env: dict, repeat: int) -> dict:
+def run(files: list[Path], work: Path, env: dict, repeat: int, against: Path | None = None) -> dict:
     load_before = load()
-    floor, ours = [], []
+    floor, ours, theirs = [], [], []
     for _ in range(repeat):
         floor.append(floor_run(files, work, env))
         ours.append(nightly_run(files, work, env))
+        if against is not None:
+            theirs.append(nightly_run(files, work, env, against))
     load_after = load()
     for folder in work.glob("nightly-*"):
         shutil.rmtree(folder, ignore_errors=True)
     mid = sorted(ours, key=lambda r: r["wall_s"])[len(ours) // 2]
+    other = {}
+    if theirs:
+        other = {
+            "against": {
+                "code": str(against),
+                "nightly_s": round(median(theirs), 3),
+                "nightly_cpu_s": round(median(theirs, "cpu_s"), 3),
+                "ratio": round(median(theirs) / median(floor), 2),
+                "cpu_ratio": round(median(theirs, "cpu_s") / median(floor, "cpu_s"), 2),
+                "nightly_wall_s": [round(r["wall_s"], 3) for r in theirs],
+                "nightly_cpu_s_runs": [round(r["cpu_s"], 3) for r in theirs],
+            }
+        }
     return {
         "lines": sum(f.read_bytes().count(b"\n") for f in files),
         "files": len(files),
@@ -153,8 +174,10 @@ def run(files: list[Path], work: Path, env: dict, repeat: int) -> dict:
         "runs": {
             "floor_wall_s": [round(r["wall_s"], 3) for r in floor],
             "nightly_wall_s": [round(r["wall_s"], 3) for r in ours],
+            "nightly_cpu_s": [round(r["cpu_s"], 3) for r in ours],
         },
         "load_average_before_after": [load_before, load_after],
+        **other,
     }
 
 
@@ -177,11 +200,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 k lines, the 3 runs")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "e2e")
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "ingest")
+    parser.add_argument(
+        "--against", type=Path, help="a checkout whose nightly runs in the same rounds"
+    )
     args = parser.parse_args()
     if args.quick:
         args.lines = 200_000
 
     prepare()
+    if args.against is not None:
+        args.against = args.against.resolve()
+        prepare(args.against)
     args.data.mkdir(parents=True, exist_ok=True)
     shapes = {name: shape_files(name, args.data, args.lines, 0) for name in args.shapes}
     work = fresh(args.work)
@@ -206,7 +235,7 @@ def main() -> None:
             env = base | {"DUPLIRANK_SITE__ENABLED": "true" if site else "false"}
             result[key] = {}
             for name, files in shapes.items():
-                result[key][name] = run(files, work, env, args.repeat)
+                result[key][name] = run(files, work, env, args.repeat, args.against)
                 print(key, name, json.dumps(result[key][name]), flush=True)
     finally:
         server.stop()

@@ -24,11 +24,15 @@ breakdown. Then the ingest once more on `--big` × the lines for its peak RSS.
     .venv/bin/python bench/bench_ingest.py                 # ~1 M lines a shape, then ~4 M
     .venv/bin/python bench/bench_ingest.py --quick         # ~200 k lines, 3 runs, no 4×
     .venv/bin/python bench/bench_ingest.py --shapes compact spaced
+    .venv/bin/python bench/bench_ingest.py --quick --compare /tmp/main-clone   # old vs new
+With `--compare CHECKOUT`, the same command of another checkout of duplirank (its own code,
+compiled first) runs too, in the same rounds: the two codes measured alternating, on one load.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -38,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from process import (  # noqa: E402
+    CONSOLE_SCRIPT,
     ROOT,
     command,
     environment,
@@ -176,12 +181,21 @@ def floor_run(files: list[Path], work: Path, env: dict) -> dict:
     return result
 
 
-def ingest_run(files: list[Path], work: Path, env: dict) -> dict:
+def ingest_run(files: list[Path], work: Path, env: dict, checkout: Path | None = None) -> dict:
+    """`duplirank ingest` of the shape's folder into a new warehouse (`checkout`: the code of
+    another checkout, imported before this one's)."""
     warehouse = work / "warehouse"
     shutil.rmtree(warehouse, ignore_errors=True)
-    result = timed(command("ingest", "--warehouse", str(warehouse), str(files[0].parent)), env)
+    args = ("ingest", "--warehouse", str(warehouse), str(files[0].parent))
+    cmd = command(*args) if checkout is None else python(other_console(checkout), *args)
+    result = timed(cmd, env)
     shutil.rmtree(warehouse, ignore_errors=True)
     return result
+
+
+def other_console(checkout: Path) -> str:
+    """The console script of another checkout: its modules first on the path."""
+    return f"import sys; sys.path.insert(0, {str(checkout)!r}); " + CONSOLE_SCRIPT
 
 
 def accepted(stdout: str) -> int | None:
@@ -191,14 +205,27 @@ def accepted(stdout: str) -> int | None:
     return None
 
 
-def measure_shape(files: list[Path], work: Path, env: dict, repeat: int) -> dict:
-    floor, ours = [], []
+def measure_shape(
+    files: list[Path], work: Path, env: dict, repeat: int, compare: Path | None = None
+) -> dict:
+    floor, ours, other = [], [], []
     load_before = load()
     for _ in range(repeat):
         floor.append(floor_run(files, work, env))
         ours.append(ingest_run(files, work, env))
+        if compare is not None:
+            other.append(ingest_run(files, work, env, compare))
     mid = sorted(ours, key=lambda r: r["wall_s"])[len(ours) // 2]
-    return {
+    compared = {}
+    if other:
+        compared = {
+            "compare_ingest_s": round(median(other), 3),
+            "compare_ingest_cpu_s": round(median(other, "cpu_s"), 3),
+            "compare_ratio": round(median(other) / median(floor), 2),
+            "compare_cpu_ratio": round(median(other, "cpu_s") / median(floor, "cpu_s"), 2),
+            "compare_wall_s": [round(r["wall_s"], 3) for r in other],
+        }
+    return compared | {
         "lines": sum(f.read_bytes().count(b"\n") for f in files),
         "files": len(files),
         "megabytes": round(sum(f.stat().st_size for f in files) / 1e6, 1),
@@ -229,11 +256,16 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     parser.add_argument("--quick", action="store_true", help="200 k lines, 3 runs, no --big")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "ingest")
+    parser.add_argument("--compare", type=Path, help="another checkout, measured alternating")
     args = parser.parse_args()
     if args.quick:
         args.lines, args.repeat, args.big = 200_000, 3, 0
 
     prepare()
+    if args.compare is not None:
+        args.compare = args.compare.resolve()
+        for package in ("flows", "transforms"):
+            compileall.compile_dir(args.compare / package, quiet=1)
     args.work.mkdir(parents=True, exist_ok=True)
     data = args.work
     work = fresh(args.work / "runs")
@@ -245,9 +277,13 @@ def main() -> None:
         "cores": os.cpu_count(),
         "shapes": {},
     }
+    if args.compare is not None:
+        head = ["git", "-C", str(args.compare), "rev-parse", "--short", "HEAD"]
+        rev = subprocess.run(head, capture_output=True, text=True).stdout.strip()
+        result["compare"] = f"{args.compare} at {rev or '?'} (`compare_*`: its ingest)"
     for name in args.shapes:
         files = shape_files(name, data, args.lines, args.small_files)
-        result["shapes"][name] = measure_shape(files, work, env, args.repeat)
+        result["shapes"][name] = measure_shape(files, work, env, args.repeat, args.compare)
         print(name, json.dumps(result["shapes"][name]), flush=True)
     if args.big:
         big = [f for seed in range(5, 5 + args.big) for f in generate(data, args.lines, seed)]

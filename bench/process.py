@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSOLE_SCRIPT = "import sys; from flows.cli import main; sys.exit(main())"
 
 
-def prepare() -> None:
+def prepare(root: Path = ROOT) -> None:
     """Bytecode of the project's packages, written next to them (as `pip install` does)."""
     for package in ("flows", "transforms"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+        compileall.compile_dir(root / package, quiet=1)
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -65,15 +65,20 @@ print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
 
 
 def timed(
-    cmd: list[str], env: dict[str, str] | None = None, logs: Path | None = None, check: bool = True
+    cmd: list[str],
+    env: dict[str, str] | None = None,
+    logs: Path | None = None,
+    check: bool = True,
+    cwd: Path = ROOT,
 ) -> dict:
-    """Run `cmd` from the checkout's folder: its wall and CPU time (user + system, every
-    thread) and peak RSS, its stdout and stderr. A failing command stops the bench (`check`)."""
+    """Run `cmd` from the checkout's folder (`cwd`: another checkout, whose code `command`
+    then runs): its wall and CPU time (user + system, every thread) and peak RSS, its stdout
+    and stderr. A failing command stops the bench (`check`)."""
     logs = logs or Path(os.environ.get("TMPDIR", "/tmp"))
     out, err = logs / f"bench-{os.getpid()}.out", logs / f"bench-{os.getpid()}.err"
     done = subprocess.run(
         [sys.executable, "-c", LAUNCHER, str(out), str(err), *cmd],
-        cwd=ROOT,
+        cwd=cwd,
         env=env or environment(),
         capture_output=True,
         text=True,

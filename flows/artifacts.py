@@ -128,24 +128,81 @@ def _jsonable(frame: pl.DataFrame) -> list[dict]:
     ).to_dicts()
 
 
+class _Reader:
+    """Queries of duplirank's own (`.run(query, params)`, as a `flows.tools.query.Session`'s)
+    on a publication's views database, attached read-only. The run that just published
+    built or checked that database: what `duplirank sql` adds for a user's query (its bytes
+    hashed against the manifest, every listed file resolved, paths and settings locked) is
+    left out."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def run(self, query: str, params: dict | None = None) -> pl.DataFrame:
+        import duckdb
+
+        try:
+            return self.con.sql(query, params=params or None).pl()
+        except duckdb.Error as err:
+            raise UserError(" ".join(str(err).split())[:500]) from None
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.con.close()
+
+
+def published_reader(settings):
+    """A reader of the current publication of `settings.warehouse` (None: nothing published):
+    its views database attached as it is when its bytes are those of its manifest, else (a
+    database the run did not build or check) the checked session of `duplirank sql`."""
+    import duckdb
+
+    from flows.runs import open_warehouse
+    from flows.storage.published import DATABASE
+    from flows.storage.served import database_intact
+    from flows.tools.query import Session
+
+    try:
+        wh = open_warehouse(settings)
+        publication = wh.publication()
+        if publication is None or not wh.store.has(f"{publication}/{DATABASE}"):
+            return None
+        wh = wh.at(publication)
+        database = wh.store.fetch(f"{publication}/{DATABASE}")
+        if database_intact(wh, publication, database) is True:
+            con = duckdb.connect()
+            try:
+                wh.store.prepare_duckdb(con)
+                con.execute("attach $path as duplirank (read_only)", {"path": str(database)})
+                con.execute("use duplirank")
+            except BaseException:
+                con.close()
+                raise
+            return _Reader(con)
+        return Session(wh)
+    except UserError:  # no warehouse, or a damaged publication: no tables to show
+        return None
+
+
 def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
     """Create the run's artifacts (inside a flow run); returns their ids.
 
-    A failure here is logged, never fails the run: the tables are already published.
+    A failure here is logged, never fails the run: the tables are already published. What it
+    reads is kept in the summary (`reasons`, `rankings`): the command that ran the flow shows
+    them without reading them again.
     """
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    from flows.tools.query import Session
     from flows.tools.report import top_rows
 
     ids = []
     try:
-        try:
-            session = Session(settings.warehouse)
-        except UserError:  # nothing published yet
-            session = None
+        session = published_reader(settings)  # None: nothing published yet
         with session or contextlib.nullcontext():
             reasons = quarantine_reasons(settings.warehouse, summary, session)
+            summary.reasons = reasons
             ids.append(
                 create_markdown_artifact(
                     key=SUMMARY_KEY,
@@ -153,7 +210,10 @@ def publish_artifacts(summary, settings, flow: str, top: int = 10) -> list:
                     description=f"what this {flow} run did",
                 )
             )
-            for title, table, frame in top_rows(session, top) if session else ():
+            rankings = list(top_rows(session, top)) if session else []
+            if session:
+                summary.rankings = rankings
+            for title, table, frame in rankings:
                 if isinstance(frame, UserError):
                     logger.warning("artifact %s not published: %s", table, frame)
                     continue

@@ -186,13 +186,26 @@ def _start_run(command: str, settings, prefect: bool, server: bool = True) -> Pa
     return path
 
 
+def _freeze_objects(args) -> None:
+    """In a `duplirank` process (the console script, not a Python caller of `main`), what its
+    imports made (some 10^5 objects: Prefect's, Polars') lives until it exits: frozen, the
+    garbage collector's passes during the run and at exit no longer walk it (`atexit` handlers
+    and the modules' own clean-up still run)."""
+    if args.sandbox:
+        import gc
+
+        gc.freeze()
+
+
 def _finish_run(settings, summary) -> None:
     """Results on stdout, the summary table (times, quarantine reasons) on stderr."""
     from flows import progress
     from flows.artifacts import quarantine_reasons
 
     print(summary.text())
-    reasons = quarantine_reasons(settings.warehouse, summary)
+    reasons = getattr(summary, "reasons", None)  # counted by the run's artifacts, else here
+    if reasons is None:
+        reasons = quarantine_reasons(settings.warehouse, summary)
     progress.summary({"quarantined lines by reason": reasons} if reasons else None)
 
 
@@ -242,12 +255,13 @@ def cmd_nightly(args) -> int:
         _start_run("nightly", settings, prefect=True)
         from flows.nightly import nightly
 
+        _freeze_objects(args)
         summary = nightly(settings=settings, as_of=args.date)
     _finish_run(settings, summary)
     if args.show:
         from flows.tools.report import rankings_text
 
-        print(rankings_text(settings.warehouse))
+        print(rankings_text(settings.warehouse, rows=getattr(summary, "rankings", None)))
     return 0
 
 
@@ -259,6 +273,7 @@ def cmd_backfill(args) -> int:
     _start_run("backfill", settings, prefect=True)
     from flows.nightly import backfill
 
+    _freeze_objects(args)
     summary = backfill(settings=settings, first=args.from_, last=args.to, as_of=args.date)
     _finish_run(settings, summary)
     return 0
@@ -1083,6 +1098,7 @@ def main(argv: list[str] | None = None) -> int:
         if "flows.progress" in sys.modules:  # back to the library default (tests call main)
             sys.modules["flows.progress"].configure("plain")
         runlog.release()
+        _freeze_objects(args)  # the process exits next
 
 
 if __name__ == "__main__":

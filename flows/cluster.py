@@ -21,6 +21,8 @@ from pathlib import Path
 from flows.errors import UserError
 from flows.settings import Settings
 
+WORKER_MODULE = "flows.cluster_worker"  # what a worker loads at start (`dask worker --preload`)
+
 
 def absolute(settings: Settings) -> Settings:
     """The settings with local warehouse and landing folders made absolute (a worker
@@ -48,6 +50,7 @@ def task_runner(settings: Settings):
         cluster_class="distributed.LocalCluster",
         cluster_kwargs={
             "n_workers": cluster.workers,
+            "preload": [WORKER_MODULE],  # the steps imported while the cluster starts
             "threads_per_worker": cluster.threads_per_worker,
             "processes": True,
             "dashboard_address": None,  # no fixed port (another run may hold :8787)
@@ -67,6 +70,42 @@ def parallelism(settings: Settings) -> int:
     if client is None:
         return settings.cluster.workers * settings.cluster.threads_per_worker
     return max(1, sum(client.nthreads().values()))
+
+
+def batches(settings: Settings, parts: list[str], parallelism: int) -> list[list[str]]:
+    """The partitions of one competition cut into the tasks that score them: one task each on
+    the default runner (threads of this process, under its budget); on Dask, `parallelism`
+    tasks of consecutive partitions (sizes differing by at most one), so that a run pays a
+    task's fixed cost — its Prefect task run, its arguments and result sent, the warehouse
+    opened and its manifest read — a few times per worker, not once per month."""
+    if settings.cluster.runner != "dask" or not parts:
+        return [[part] for part in parts]
+    count = min(len(parts), max(1, parallelism))
+    size, extra = divmod(len(parts), count)
+    cut, start = [], 0
+    for k in range(count):
+        end = start + size + (k < extra)
+        cut.append(parts[start:end])
+        start = end
+    return cut
+
+
+def score_partitions(ctx, competition: str, parts: list[str]) -> list:
+    """The month steps of several partitions of a competition, one after the other in this
+    process (one task, one context: the warehouse opened once): their operations in order."""
+    from flows.runs import score_partition
+
+    return [op for part in parts for op in score_partition(ctx, competition, part)]
+
+
+def batch_name() -> str:
+    """The task run name of a `score_partitions` task: competition-first..last."""
+    from prefect.runtime import task_run
+
+    parameters = task_run.parameters
+    parts = parameters["parts"]
+    last = f"..{parts[-1]}" if len(parts) > 1 else ""
+    return f"{parameters['competition']}-{parts[0]}{last}"
 
 
 def _check_locations(settings: Settings) -> None:

@@ -35,7 +35,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.states import Failed
 
-from flows import progress, runs
+from flows import cluster, progress, runs
 from flows.artifacts import publish_artifacts
 from flows.errors import UserError
 from flows.runs import Run, Summary, check_landing, open_run
@@ -111,10 +111,20 @@ def _site(run: Run) -> str | None:
     return run.summary.site
 
 
-def _artifacts(summary: Summary, settings: Settings, flow: str) -> None:
-    """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log."""
+def _artifacts(summary: Summary, settings: Settings, flow: str) -> tuple:
+    """The run's Prefect artifacts (flows/artifacts.py) and its summary in its log; returns
+    what they read (`Summary.reasons`, `Summary.rankings`: a task receives a copy of the
+    summary, the flow keeps them in its own, `shown`)."""
     publish_artifacts(summary, settings, flow)
     get_run_logger().info("%s", summary.text())
+    return summary.reasons, summary.rankings
+
+
+def shown(summary: Summary, read: tuple | None) -> Summary:
+    """The run's summary with what its artifacts read (nothing outside a flow run)."""
+    if read is not None:
+        summary.reasons, summary.rankings = read
+    return summary
 
 
 # the ingest reads this machine's landing, the plan and the publication are the run's own:
@@ -125,6 +135,10 @@ plan_nightly = Step(runs.plan_nightly, "plan", **RETRY)
 plan_backfill = Step(runs.plan_backfill, "plan", **RETRY)
 score_partition = Step(
     runs.score_partition, "score-partition", task_run_name="{competition}-{part}", **RETRY
+)
+# on a Dask cluster, several partitions per task (flows/cluster.py: `batches`)
+score_partitions = Step(
+    cluster.score_partitions, "score-partitions", task_run_name=cluster.batch_name, **RETRY
 )
 history = Step(runs.history, "history", task_run_name="{competition}-from-{first}", **RETRY)
 history_shard = Step(
@@ -144,18 +158,19 @@ def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> N
     competition's are scored, its history tables from the first month they change (a
     backfill, from `floor` on, recomputed from their first record)."""
     ctx = run.context()
+    workers = cluster.parallelism(run.settings) if in_flow_run() else 1
     scoring = {
-        competition: [score_partition.submit(ctx, competition, part) for part in parts]
+        competition: [(batch, _score(ctx, competition, batch)) for batch in cut]
         for competition, parts in sorted(plan.items())
-        if parts
+        if (cut := cluster.batches(run.settings, parts, workers))
     }
     for competition, futures in scoring.items():
         parts = plan[competition]
         with progress.stage(f"score {competition}", total=len(parts), unit="partitions") as bar:
-            for part, future in zip(parts, futures, strict=True):
-                bar.update(detail=part)
+            for batch, future in futures:
+                bar.update(detail=batch[0])
                 run.stage(future.result())
-                bar.advance()
+                bar.advance(len(batch))
             bar.update(detail="")
         if STEPS[competition].history is not None:
             first = first_month(parts, floor)
@@ -163,6 +178,13 @@ def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> N
                 bar.update(detail=f"from {first}")
                 run.stage(histories(run, competition, first, from_scratch=floor is not None))
     run.rescored(plan)
+
+
+def _score(ctx, competition: str, batch: list[str]):
+    """A future of the operations of one batch of partitions (one task)."""
+    if len(batch) == 1:
+        return score_partition.submit(ctx, competition, batch[0])
+    return score_partitions.submit(ctx, competition, batch)
 
 
 def histories(
@@ -288,8 +310,7 @@ def nightly_flow(
             run.stage(histories(run, "simultane", month_of(as_of, settings.timezone)))
         publish(run)
         site(run)
-    artifacts(run.summary, settings, "nightly")
-    return run.summary
+    return shown(run.summary, artifacts(run.summary, settings, "nightly"))
 
 
 @functools.partial(_Flow, name="backfill", log_prints=False)
@@ -320,8 +341,7 @@ def backfill_flow(
         publish(run)
         site(run)
     changes_announced(run)
-    artifacts(run.summary, settings, "backfill")
-    return run.summary
+    return shown(run.summary, artifacts(run.summary, settings, "backfill"))
 
 
 def nightly_run(settings: Settings, as_of: date | None = None) -> Summary:

@@ -41,6 +41,11 @@ class Summary:
     # (None for a month whose rows could not be compared: a file of the previous publication
     # was damaged, which is what the backfill repaired)
     announced_changes: dict[str, int | None] | None = None
+    # what the run's Prefect artifacts counted and read once published (flows/artifacts.py),
+    # shown again by the command that ran it: quarantined lines by reason, the rankings' top
+    # rows as `flows.tools.report.top_rows` gives them (None: not read)
+    reasons: dict[str, int] | None = None
+    rankings: list | None = None
 
     def text(self) -> str:
         lines = []

@@ -1,10 +1,15 @@
 """Ingest delivered files into bronze: read → validate → partition → stage → log (+ replay).
 
-- `read`: the files of the landing folder and the physical lines of each (chunks, gzip,
-  encodings, lines too long), read in a background thread;
+- `listing` + `landing`: the files of the landing folder, each opened once and checked
+  (`names`: the stored text of a file's name);
+- `file_stream`: the physical lines of a file in chunks: blocks of bytes (hashed), gunzipped
+  (`gzip_stream`), made UTF-8 (`text_encoding`), cut into lines (`line_split`), in the
+  reader threads (`reader_threads`);
 - `parse` + `decode` + `validate`: one DuckDB parse per line, the fields typed with Polars,
-  checked against the record types' declarations (`transforms.record_types`), a reason for
-  every rejected line;
+  checked against the record types' declarations (`transforms.record_types`; `screen`: the
+  fast checks of a record type), copies of earlier lines (`copies`, over `hash_index`), a
+  reason for every rejected line (`reasons`), runs of the same line (`quarantine_runs`);
+  `file_check` and `checked`: what a file's checks remember and the rows they give;
 - `partition`: the bronze month of each row (`assign_partition`);
 - `stage`: bronze and quarantine rows through the run's transaction, children held until
   their parent is known;
@@ -26,8 +31,8 @@ _WHERE = {
     "IngestOptions": "options",
     "Window": "options",
     "assign_partition": "partition",
-    "INPUT_SUFFIXES": "read",
-    "list_inputs": "read",
+    "INPUT_SUFFIXES": "listing",
+    "list_inputs": "listing",
     "IngestResult": "summary",
     "Progress": "context",
     "ingest": "run",

@@ -5,7 +5,7 @@ A file of at most `chunk_bytes / 16` bytes that reads as one chunk of UTF-8 line
 too long, no gzip problem) waits in the batch; the batch is validated as one chunk when it
 holds `chunk_bytes` of lines or `chunk_lines` lines, before the run's end, or at the end.
 Each file keeps its own checks (a duplicate is one of an earlier line of the same file) and
-its own line numbers, reasons and counts (`validate.Batch`, `Sink.add` with a list of
+its own line numbers, reasons and counts (`file_check.Batch`, `Sink.add` with a list of
 files). Other files are read and validated alone as they come: their rows may be staged
 before those of a waiting batch (the order of staging changes nothing: children wait for
 their parent until the run's end).
@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from flows.ingest.read import Chunk
+from flows.ingest.file_check import Batch, FileCheck
+from flows.ingest.line_split import Chunk
 from flows.ingest.stage import Sink
-from flows.ingest.validate import Batch, FileCheck, Validator
+from flows.ingest.validate import Validator
 
 SMALL = 16  # a file of at most chunk_bytes / SMALL bytes may wait in a batch
 

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from flows.ingest.checked import QUARANTINE, RUNS
+from flows.ingest.file_check import FileCheck
+from flows.ingest.file_stream import FileStream
 from flows.ingest.options import IngestOptions, Window
-from flows.ingest.read import FileStream
 from flows.ingest.stage import quarantine_lines
-from flows.ingest.validate import QUARANTINE, RUNS, FileCheck, Validator
+from flows.ingest.validate import Validator
 from transforms.record_types import RECORD_TYPES
 
 

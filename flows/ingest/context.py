@@ -9,9 +9,9 @@ from datetime import UTC, date, datetime
 from typing import Protocol
 
 from flows.ingest.batch import Batches
+from flows.ingest.landing import Input
 from flows.ingest.log import FileReport, LogState, read_state
 from flows.ingest.options import IngestOptions, Window
-from flows.ingest.read import Input
 from flows.ingest.stage import Sink
 from flows.ingest.validate import Validator
 from flows.storage.warehouse import Transaction, Warehouse

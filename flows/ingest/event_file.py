@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from flows.ingest.checked import Checked
 from flows.ingest.context import Context
-from flows.ingest.validate import Checked
 from transforms.record_types import RECORD_TYPES
 
 SKIPPED_SCHEMA = {"line_no": pl.Int64, "raw": pl.String, "reason": pl.String, "rule": pl.String}

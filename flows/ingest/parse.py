@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from flows.ingest.read import lines_at
+from flows.ingest.line_split import lines_at
 from transforms.record_types import RECORD_TYPES
 
 FIELDS = tuple(sorted({"type", *(f for rt in RECORD_TYPES.values() for f in rt.fields)}))
@@ -219,8 +219,10 @@ def release_scratch() -> None:
 
 
 def _hash(raw: pa.Array) -> pl.Series:
-    """A 64-bit hash of each line's bytes (one function for every line of a file)."""
-    return pl.Series("h1", raw).hash().cast(pl.UInt64)
+    """A 64-bit hash of each line's bytes (one function for every line of a file). The lines
+    come to Polars as a table's column: an Arrow array made a Series imports pyarrow.compute,
+    which the ingest needs nowhere else."""
+    return pl.from_arrow(pa.table({"h1": raw}))["h1"].hash().cast(pl.UInt64)
 
 
 def parse_lines(
@@ -346,11 +348,10 @@ def _keys(data: np.ndarray, low: int, high: int) -> np.ndarray:
     """Sorted positions in data[low:high] of the colons that end a key (`key_counts`)."""
     if high - low < 2:
         return np.empty(0, np.int64)
-    text = data[low:high]
-    colon = text[1:] == COLON
-    prev = text[:-1]
-    direct = np.flatnonzero(colon & (prev == QUOTE)) + (low + 1)
-    after_blank = np.flatnonzero(colon & ((prev == SPACE) | (prev == TAB))) + (low + 1)
+    colons = np.flatnonzero(data[low + 1 : high] == COLON) + (low + 1)  # one pass: few colons
+    prev = data[colons - 1]
+    direct = colons[prev == QUOTE]
+    after_blank = colons[(prev == SPACE) | (prev == TAB)]
     if not len(after_blank):
         return direct
     before = after_blank - 1

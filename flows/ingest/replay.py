@@ -27,10 +27,13 @@ import pyarrow as pa
 
 from flows.ingest import pbn
 from flows.ingest.context import Context
+from flows.ingest.file_check import FileCheck
+from flows.ingest.file_stream import FileStream
+from flows.ingest.line_split import Chunk
+from flows.ingest.listing import is_pbn
 from flows.ingest.log import FileReport, deliveries
-from flows.ingest.read import Chunk, FileStream, is_pbn, prefetch
+from flows.ingest.reader_threads import prefetch
 from flows.ingest.stage import QUARANTINE_TABLE_SCHEMA, Sink
-from flows.ingest.validate import FileCheck
 from transforms.record_types import RECORD_TYPES
 
 NOT_REPLAYED = ("duplicate_line", "duplicate_key", "gzip", "line_length", "pbn", "usebio",

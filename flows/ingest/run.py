@@ -25,23 +25,17 @@ from flows.ingest import pbn
 from flows.ingest.batch import Batches
 from flows.ingest.context import Context, Progress, open_context
 from flows.ingest.faults import RUN_ERRNOS, one_line_resource_failures
+from flows.ingest.file_check import FileCheck
+from flows.ingest.file_stream import FileStream
+from flows.ingest.landing import Changed, Input, LandingFile, RemoteFile, open_input
+from flows.ingest.listing import is_pbn, list_inputs
 from flows.ingest.log import READ, FileReport, log_frame
 from flows.ingest.options import IngestOptions
 from flows.ingest.parse import release_scratch
-from flows.ingest.read import (
-    Changed,
-    FileStream,
-    Input,
-    LandingFile,
-    Prefetch,
-    RemoteFile,
-    is_pbn,
-    list_inputs,
-    open_input,
-)
+from flows.ingest.reader_threads import Prefetch
 from flows.ingest.replay import replay_late_children, replay_quarantine
 from flows.ingest.summary import IngestResult
-from flows.ingest.validate import FileCheck, Validator
+from flows.ingest.validate import Validator
 from flows.storage.operations import AddFile, touching
 from flows.storage.warehouse import Transaction, Warehouse
 
@@ -244,10 +238,9 @@ class _Reading:
             yield chunk
 
     def _parsed(self, validator: Validator, lines: Prefetch):
-        # Polars imports these at the first columns it makes from NumPy and Arrow (~40 ms in
-        # all, the first time in a process): imported while the first block is being read
+        # Polars imports it at the first column it makes from NumPy (~10 ms, the first time
+        # in a process): imported while the first block is being read
         import numpy.ma  # noqa: F401
-        import pyarrow.compute  # noqa: F401
 
         try:
             for chunk in lines:

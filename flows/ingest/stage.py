@@ -24,10 +24,11 @@ from pathlib import Path
 
 import polars as pl
 
+from flows.ingest.checked import Checked
+from flows.ingest.line_split import Chunk
 from flows.ingest.log import FileReport
 from flows.ingest.partition import assign_partition, parent_keys
-from flows.ingest.read import Chunk
-from flows.ingest.validate import Checked, raw_texts
+from flows.ingest.reasons import raw_texts
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES

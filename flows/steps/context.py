@@ -12,7 +12,7 @@ one another run may have published since, wherever it runs).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 from functools import cached_property
 
@@ -91,6 +91,27 @@ def rescored_partitions(ctx: StepContext, table: str) -> list[str]:
     return sorted(
         {op.partition for op in touching(ctx.pending, table) if not op.partition.startswith("_")}
     )
+
+
+def partition_spans(
+    ctx: StepContext,
+    pending: list[Operation] | None,
+    table: str,
+    span: str,
+    schema: dict[str, pl.DataType],
+    parts: tuple[str, ...] | None,
+    compute: Callable[[str], pl.DataFrame],
+) -> pl.DataFrame:
+    """The `span` rows (one per partition of `table`: its size and times) of the partitions
+    `parts`, or all, in a view (`pending`; None: as published); a partition without a published
+    span gets `compute(key)`, from its own rows."""
+    wh = ctx.wh
+    keys = [k for k in wh.partitions(table, pending) if k.startswith(f"{RAW_MONTH}=")]
+    keys = {k for k in keys if parts is None or k in parts}
+    known = [k for k in wh.partitions(span, pending) if k in keys]
+    frames = [wh.scan(span, known, pending=pending).collect()] if known else []
+    frames += [compute(key) for key in sorted(keys - set(known))]
+    return pl.concat([f.select(*schema) for f in frames] or [pl.DataFrame(schema=schema)])
 
 
 def bronze_table(record_type: str) -> str:

@@ -9,20 +9,48 @@ from datetime import timedelta
 
 import polars as pl
 
-from flows.steps.context import StepContext, rescored_partitions
+from flows.steps.context import StepContext, partition_spans, rescored_partitions
 from flows.steps.outputs import put_history
 from flows.steps.units import unit_partition_step
 from flows.storage.operations import Operation
-from transforms.calendar import month_expr, month_of, month_range, month_start, shift_month
+from transforms.calendar import (
+    RAW_MONTH,
+    month_expr,
+    month_of,
+    month_range,
+    month_start,
+    shift_month,
+)
 
 MATCH = "match_id"
+SPAN = "ff_match_span"  # per ff_match_scores partition and month: its last end, first rated end
+SPAN_SCHEMA = {RAW_MONTH: pl.String, "month": pl.String, "rows": pl.Int64,
+               "last_ended_at": pl.Datetime("us", "UTC"),
+               "first_rated_end": pl.Datetime("us", "UTC")}  # fmt: skip
+
+
+def match_span(scores: pl.LazyFrame, part: str) -> pl.LazyFrame:
+    """ff_match_span of one partition's ff_match_scores: per month, its matches, their last
+    ended_at and the first ended_at of a rated one (null when none)."""
+    rated = pl.col("ended_at").filter(pl.col("counts_for_ranking"))
+    return (
+        scores.group_by("month")
+        .agg(
+            pl.len().cast(pl.Int64).alias("rows"),
+            pl.col("ended_at").max().alias("last_ended_at"),
+            rated.min().alias("first_rated_end"),
+        )
+        .select(pl.lit(part).alias(RAW_MONTH), pl.all())
+        .select(*SPAN_SCHEMA)
+        .sort("month")
+    )
 
 
 def month_step(ctx: StepContext, part: str) -> list[Operation]:
     from transforms.face_a_face.matches import score_matches
 
     opts = ctx.settings.face_a_face_options()
-    return unit_partition_step(
+    ops = unit_partition_step(
         ctx,
         "face_a_face",
         part,
@@ -34,6 +62,15 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
         unit_types=("ff.match", "ff.deal"),
         month_of_unit=("ff.match", month_expr("created_at", opts.timezone)),
     )
+    tx, key = ctx.transaction(), f"{RAW_MONTH}={part}"
+    view = [*ctx.pending, *ops]
+    if ctx.wh.entries("ff_match_scores", [key], pending=view):
+        span = match_span(ctx.wh.scan("ff_match_scores", [key], pending=view), part).collect()
+        tx.put("silver", SPAN, key, span)
+        tx.put_schema("silver", SPAN, span)
+    else:
+        tx.remove(SPAN, key)
+    return [*ops, *tx.ops]
 
 
 def history_step(ctx: StepContext, first: str) -> list[Operation]:
@@ -42,8 +79,10 @@ def history_step(ctx: StepContext, first: str) -> list[Operation]:
 
     Elo is replayed from the first point of its order (end time) that the rescored matches
     touch, seeded by each player's state there: the published `ff_player_state` of the month
-    before that point, carried over the ff_elo rows from that month's end to the point. A
-    backfill (`from_scratch`) replays every match.
+    before that point, carried over the ff_elo rows from that month's end to the point; the
+    partitions of ff_match_scores and ff_elo it reads are those `ff_match_span` says hold a
+    match ending from there or of a month rewritten. A backfill (`from_scratch`) replays
+    every match.
     """
     from transforms.face_a_face.elo import carried_state, elo_history, elo_state, with_elo
     from transforms.face_a_face.ranking import monthly_ranking
@@ -52,21 +91,25 @@ def history_step(ctx: StepContext, first: str) -> list[Operation]:
     wh, tx, pending = ctx.wh, ctx.transaction(), list(ctx.pending)
     if not wh.entries("ff_match_scores", pending=pending):
         return tx.ops
-    scored = wh.scan("ff_match_scores", pending=pending)
     cut = None if ctx.from_scratch else _elo_cut(ctx)
     if cut is None:  # every match, from the start of the order
+        scored = wh.scan("ff_match_scores", pending=pending)
         elo = elo_history(scored, opts).collect()
         rows = elo.sort("elo_seq", "player_id")
         states = _month_states(elo, None, None, opts)
         ranking_rows = rows
         first_state = "0000-01"
     else:
-        published = wh.scan("ff_elo", pending=pending)
         cut_month = month_of(cut, opts.timezone)
         base_month, base = _published_state(ctx, shift_month(cut_month, -1))
-        stretch = published.filter(pl.col("ended_at") < cut)
-        if base_month is not None:  # the rows from the end of the state's month
+        since = None
+        if base_month is not None:
             since = month_start(shift_month(base_month, 1), opts.timezone)
+        score_parts, elo_parts = _replay_reads(ctx, first, cut, since)
+        scored = wh.scan("ff_match_scores", score_parts, pending=pending)
+        published = wh.scan("ff_elo", elo_parts, pending=pending)
+        stretch = published.filter(pl.col("ended_at") < cut)
+        if since is not None:  # the rows from the end of the state's month
             stretch = stretch.filter(pl.col("ended_at") >= since)
         stretch = stretch.collect()
         state = carried_state(base.lazy(), elo_state(stretch.lazy(), opts)).collect()
@@ -147,28 +190,64 @@ def _ranking_elo(ctx, published, elo, states, first, cut, opts) -> pl.DataFrame:
 
 def _elo_cut(ctx: StepContext):
     """The first end time of a rated match the run's rescored partitions changed (their
-    published and their new rows), or None when the whole order is replayed: no published
-    ff_elo to start from. A run that changed no rated match cuts after every match."""
+    published and their new rows, by their ff_match_span), or None when the whole order is
+    replayed: no published ff_elo to start from. A run that changed no rated match cuts after
+    every match."""
     wh, pending = ctx.wh, list(ctx.pending)
     if not wh.entries("ff_elo", pending=pending):
         return None
-    parts = rescored_partitions(ctx, "ff_match_scores")
-    rated = pl.col("counts_for_ranking")
-    table = "ff_match_scores"
-    ends = [
-        wh.scan(table, parts, pending=p)
-        for p in (pending, None)
-        if parts and wh.entries(table, parts, pending=p)
-    ]  # as rescored, as published before
-    first_end = None
-    if ends:
-        first_end = (
-            pl.concat([f.filter(rated).select("ended_at") for f in ends])
-            .select(pl.col("ended_at").min())
-            .collect()
-            .item()
-        )
+    parts = tuple(rescored_partitions(ctx, "ff_match_scores"))
+    changed = pl.concat([_match_spans(ctx, p, parts) for p in (pending, None)])
+    first_end = changed["first_rated_end"].min()
     if first_end is not None:
         return first_end
-    last = wh.scan("ff_elo", pending=pending).select(pl.col("ended_at").max()).collect().item()
+    spans = pl.concat([_match_spans(ctx, p) for p in (pending, None)])
+    last = spans.filter(pl.col("first_rated_end").is_not_null())["last_ended_at"].max()
     return None if last is None else last + timedelta(microseconds=1)
+
+
+def _match_spans(
+    ctx: StepContext, pending: list[Operation] | None, parts: tuple[str, ...] | None = None
+) -> pl.DataFrame:
+    """ff_match_span of the partitions of ff_match_scores (`parts`, or all) in a view
+    (`pending`; None: as published), computed from the partition's rows where none is
+    published."""
+    table = "ff_match_scores"
+
+    def compute(key: str) -> pl.DataFrame:
+        rows = ctx.wh.scan(table, [key], pending=pending)
+        return match_span(rows, key.split("=", 1)[1]).collect()
+
+    return partition_spans(ctx, pending, table, SPAN, SPAN_SCHEMA, parts, compute)
+
+
+def _replay_reads(
+    ctx: StepContext, first: str, cut, since
+) -> tuple[list[str] | None, list[str] | None]:
+    """The partitions of ff_match_scores and of ff_elo a replay from `cut` reads (None: all),
+    by the ff_match_span of the matches as rescored and as published: the matches ending from
+    the cut, and those of the months it rewrites (`first`, or an earlier one of a match ending
+    from the cut); the ff_elo rows of those months and those ending from `since` (the end of
+    the state's month; None: every row before the cut) or from the first month rewritten."""
+    tz = ctx.settings.face_a_face_options().timezone
+    pending = list(ctx.pending)
+    now, before = _match_spans(ctx, pending), _match_spans(ctx, None)
+    late = pl.concat([now, before]).filter(pl.col("last_ended_at") >= cut)
+    first = min([first, *late["month"].drop_nulls().to_list()])
+    wanted = (pl.col("month") >= first) | (pl.col("last_ended_at") >= cut)
+    scores = sorted({f"{RAW_MONTH}={m}" for m in now.filter(wanted)[RAW_MONTH]})
+    scores += [k for k in ctx.wh.partitions("ff_match_scores", pending) if k.startswith("_")]
+    if since is None:
+        return scores, None
+    low = min(since, month_start(first, tz))
+    months = set(
+        before.filter((pl.col("month") >= first) | (pl.col("last_ended_at") >= low))["month"]
+    )
+    elo = [
+        k
+        for k in ctx.wh.partitions("ff_elo", pending)
+        if k.startswith("_")
+        or k.split("/")[0].removeprefix("month=") in months
+        or (k.startswith("month=") and k.split("/")[0].removeprefix("month=") >= first)
+    ]
+    return scores, elo

@@ -37,14 +37,18 @@ def top_rows(
             yield title, table, frame
 
 
-def rankings_text(warehouse: Path, top: int = 10) -> str:
+def rankings_text(warehouse: Path, top: int = 10, rows: list | None = None) -> str:
+    """The rankings' top rows as text: `rows` as `top_rows` gave them (a run's artifacts read
+    them), else read from the warehouse."""
+    if rows is None:
+        with Session(warehouse) as session:
+            rows = list(top_rows(session, top))
     parts = []
-    with Session(warehouse) as session:
-        for title, _, frame in top_rows(session, top):
-            if isinstance(frame, UserError):
-                parts.append(f"{title}: unavailable ({frame})")
-            else:
-                parts.append(f"{title}\n{format_frame(frame, 'table')}")
+    for title, _, frame in rows:
+        if isinstance(frame, UserError):
+            parts.append(f"{title}: unavailable ({frame})")
+        else:
+            parts.append(f"{title}\n{format_frame(frame, 'table')}")
     parts.append(
         f"Tables: {Path(warehouse).resolve()}/duplirank.duckdb (open read-only), "
         f'or `duplirank sql "select …" --warehouse {warehouse}`'

@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 from hypothesis import strategies as st
 
-from flows.ingest import IngestOptions, IngestResult, Window, read
-from flows.ingest.read import FileStream
+from flows.ingest import IngestOptions, IngestResult, Window, reader_threads
+from flows.ingest.file_stream import FileStream
 from flows.ingest.stage import quarantine_lines
 from flows.settings import Settings
 from flows.steps import StepContext, ingest_step
@@ -245,9 +245,9 @@ def mutated(draw) -> bytes:
 def assert_readers_free() -> None:
     """Every reader thread of the process is free at once (tasks that wait for each other
     all finish), and there are no others."""
-    threads = read.READER_THREADS
+    threads = reader_threads.READER_THREADS
     every = threading.Barrier(threads, timeout=5)
-    tasks = [read._reader().submit(every.wait) for _ in range(threads)]
+    tasks = [reader_threads._reader().submit(every.wait) for _ in range(threads)]
     assert sorted(t.result(timeout=5) for t in tasks) == list(range(threads))
     readers = [t for t in threading.enumerate() if t.name.startswith("ingest-reader")]
     assert len(readers) <= threads

@@ -163,19 +163,19 @@ def test_batched_tables_are_those_of_files_read_one_by_one(tmp_path_factory, mon
 
 
 def test_a_small_file_that_cannot_be_read_leaves_the_batch_to_the_others(tmp_path, monkeypatch):
-    from flows.ingest import read
+    from flows.ingest.file_stream import FileStream
 
     landing = tmp_path / "landing"
     landing.mkdir()
     paths = [write(landing / f"{n}.jsonl", [dumps(deal(n))]) for n in ("a", "b", "c")]
-    real = read.FileStream._blocks
+    real = FileStream._blocks
 
     def vanish(self):
         if self.name == "b.jsonl":
             raise FileNotFoundError(2, "No such file or directory")
         yield from real(self)
 
-    monkeypatch.setattr(read.FileStream, "_blocks", vanish)
+    monkeypatch.setattr(FileStream, "_blocks", vanish)
     result, wh = run(tmp_path, landing)
     assert [f.status for f in result.files] == [
         "ingested",

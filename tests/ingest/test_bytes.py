@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from flows.ingest import read
+from flows.ingest import line_split
+from flows.ingest.options import IngestOptions
 
 from .cases import (
     accepted,
@@ -261,12 +262,27 @@ def test_lines_keep_their_number_when_a_chunk_is_parsed_in_parallel_batches(tmp_
 def test_line_ends_are_found_across_the_search_blocks(monkeypatch):
     """The `\\n` search a block at a time finds what one pass over the chunk finds, a line
     end on either side of a block's edge included."""
-    monkeypatch.setattr(read, "LINE_END_BLOCK", 64)
+    monkeypatch.setattr(line_split, "LINE_END_BLOCK", 64)
     rng = np.random.default_rng(3)
     for size in (0, 1, 63, 64, 65, 1000):
         for density in (0.0, 0.05, 0.5):
             data = np.where(rng.random(size) < density, 10, 65).astype(np.uint8)
-            assert read.line_ends(data).tolist() == (np.flatnonzero(data == 10) + 1).tolist()
+            assert line_split.line_ends(data).tolist() == (np.flatnonzero(data == 10) + 1).tolist()
     edges = np.full(200, 65, np.uint8)
     edges[[0, 63, 64, 127, 128, 199]] = 10
-    assert read.line_ends(edges).tolist() == [1, 64, 65, 128, 129, 200]
+    assert line_split.line_ends(edges).tolist() == [1, 64, 65, 128, 129, 200]
+
+
+def test_a_line_s_text_ends_before_its_run_of_cr_and_lf():
+    """The text of a line (what a rejected line's copies are told by) ends before every CR and
+    LF that ends it, however many: what `bytes.rstrip(b"\\r\\n")` keeps, for any lines of a
+    chunk, a chunk sliced from a larger one included."""
+    rng = np.random.default_rng(5)
+    pieces = [b"a", b"\r", b" ", b"\xff", b"{}"]
+    lines = [b"", b"\r", b"x\ry", b"\r" * 9, b"z" + b"\r" * 40]
+    lines += [b"".join(rng.choice(pieces, rng.integers(0, 8))) for _ in range(300)]
+    chunk = line_split.LineSplitter(IngestOptions())._chunk(b"".join(x + b"\n" for x in lines))
+    for raw, start in ((chunk.raw, 0), (chunk.raw.slice(7), 7)):
+        positions = np.sort(rng.choice(len(raw), 120, replace=False))
+        lengths = line_split.text_lengths(raw, positions)
+        assert lengths.tolist() == [len(lines[start + i].rstrip(b"\r\n")) for i in positions]

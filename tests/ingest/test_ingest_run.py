@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from flows.ingest import IngestOptions, validate_lines
-from flows.ingest.read import GZIP_MAGIC, FileStream, sniff_encoding
+from flows.ingest.file_stream import FileStream
+from flows.ingest.gzip_stream import GZIP_MAGIC
+from flows.ingest.text_encoding import sniff_encoding
 from flows.runs import ingest_run as run_ingest
 from flows.settings import Settings
 from flows.steps import StepContext, simultane

@@ -115,21 +115,21 @@ def test_a_night_with_nothing_new_stages_nothing(tmp_path):
 def test_a_file_that_cannot_be_read_is_reported_and_read_next_time(tmp_path, monkeypatch):
     """An I/O error (a file gone or not readable while the run reads it) is an `error: …`
     status, logged every run until the file can be read."""
-    from flows.ingest import read
+    from flows.ingest.file_stream import FileStream
 
     landing = tmp_path / "landing"
     landing.mkdir()
     path = write(landing / "day.jsonl", [dumps(deal())])
-    real = read.FileStream._blocks
+    real = FileStream._blocks
 
     def vanish(self):
         raise FileNotFoundError(2, "No such file or directory")
         yield from real(self)
 
-    monkeypatch.setattr(read.FileStream, "_blocks", vanish)
+    monkeypatch.setattr(FileStream, "_blocks", vanish)
     result, wh = run(tmp_path, landing)
     assert [f.status for f in result.files] == ["error: No such file or directory"]
-    monkeypatch.setattr(read.FileStream, "_blocks", real)
+    monkeypatch.setattr(FileStream, "_blocks", real)
     result, wh = run(tmp_path, landing)
     assert [f.status for f in result.files] == ["ingested"]
     log = table(wh, "ingest_log").sort("ingested_at")
@@ -141,20 +141,20 @@ def test_a_file_that_cannot_be_read_is_reported_and_read_next_time(tmp_path, mon
 def test_a_file_failing_in_the_middle_stages_nothing_of_it(tmp_path, monkeypatch):
     """An I/O error after some chunks were staged: none of its rows are published (the next
     run reads it whole), the other files are."""
-    from flows.ingest import read
+    from flows.ingest.file_stream import FileStream
 
     landing = tmp_path / "landing"
     landing.mkdir()
     lines = [dumps(deal(f"p{i:03d}", 1 + i % 2)) for i in range(300)] + ["{bad"]
     path = write(landing / "a.jsonl", lines)
     other = good_file(landing, "b.jsonl")
-    real = read.FileStream._blocks
-    monkeypatch.setattr(read.FileStream, "_blocks", failing_blocks("a.jsonl", 3))
+    real = FileStream._blocks
+    monkeypatch.setattr(FileStream, "_blocks", failing_blocks("a.jsonl", 3))
     result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert [f.status for f in result.files] == ["error: Input/output error", "ingested"]
     assert accepted(wh, "simultane_deal", path) == [] and reasons(wh, path) == []
     assert accepted(wh, "simultane_deal", other) == [1, 2]
-    monkeypatch.setattr(read.FileStream, "_blocks", real)
+    monkeypatch.setattr(FileStream, "_blocks", real)
     _, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert accepted(wh, "simultane_deal", path) == list(range(1, 301))
     assert reasons(wh, path) == [(301, "invalid JSON")]
@@ -164,8 +164,8 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
     """While a file is checked the next one is already read (reader threads): a copy found
     in its turn is `already_ingested` (its reading dropped), an I/O error of the file read
     ahead is that file's, and the others are ingested whole."""
-    from flows.ingest import read
     from flows.ingest import run as ingest_run
+    from flows.ingest.file_stream import FileStream
 
     landing = tmp_path / "landing"
     landing.mkdir()
@@ -181,7 +181,7 @@ def test_the_next_file_is_read_ahead_and_errors_or_copies_stay_its_own(tmp_path,
         started.append(item.path.name)
         real_reading(self, ctx, item, source)
 
-    monkeypatch.setattr(read.FileStream, "_blocks", failing_blocks("c.jsonl", 2))
+    monkeypatch.setattr(FileStream, "_blocks", failing_blocks("c.jsonl", 2))
     monkeypatch.setattr(ingest_run._Reading, "__init__", reading)
     result, wh = run(tmp_path, landing, ingest={"chunk_bytes": 4096})
     assert [f.status for f in result.files] == [

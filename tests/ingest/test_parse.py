@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from flows.ingest import parse, validate_lines
+from flows.ingest.line_split import LineSplitter as _LineSplitter
 from flows.ingest.options import IngestOptions
 from flows.ingest.parse import FIELDS, parse_chunk, parse_lines
-from flows.ingest.read import _LineSplitter
 from flows.ingest.validate import Validator
 
 from .cases import deal, dumps, ff_deal, match, mutated

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from flows.ingest import decode, validate
+from flows.ingest import decode, hash_index, screen, validate
 from flows.ingest.check import validate_lines
+from flows.ingest.line_split import LineSplitter as _LineSplitter
 from flows.ingest.options import IngestOptions, Window
 from flows.ingest.parse import parse_chunk
-from flows.ingest.read import _LineSplitter
 from flows.ingest.validate import Validator
 from transforms.record_types import RECORD_TYPES
 
@@ -38,9 +38,9 @@ def test_the_screen_accepts_what_the_detailed_checks_accept(monkeypatch, lines):
     fast_rows, fast_quarantine = _validated(lines)
     with monkeypatch.context() as m:  # no line passes the screen: every line checked in detail
         m.setattr(
-            validate,
-            "_screen",
-            lambda rt, window: [pl.lit(False).alias("_passed"), validate._may_have_extra(rt)],
+            screen,
+            "screen_columns",
+            lambda rt, window: [pl.lit(False).alias("_passed"), screen.may_have_extra(rt)],
         )
         slow_rows, slow_quarantine = _validated(lines)
     assert fast_rows.keys() == slow_rows.keys()
@@ -65,7 +65,7 @@ def test_the_rules_evaluated_at_once_are_dataframelys(lines):
             continue
         texts = rows.select("line_no", *(pl.col(f).alias(f"_t_{f}") for f in rt.fields))
         typed = decode.typed(rt, texts, WINDOW).select(rt.column_names)
-        ours = typed.with_columns(validate._rule_columns(rt))
+        ours = typed.with_columns(screen.rule_columns(rt))
         _, failure = rt.declaration.filter(typed)
         details = failure.details()
         for rule in rt.rule_exprs():
@@ -101,7 +101,7 @@ def test_a_record_type_first_seen_after_the_sampled_lines_gets_all_its_fields():
 def test_the_first_line_of_each_key_is_found_across_chunks(chunks):
     """`Seen` (sorted runs, a fast sort fixing its ties) says what a dict of first lines
     says, over several chunks with many copies."""
-    seen, firsts, line = validate.Seen(), {}, 0
+    seen, firsts, line = hash_index.Seen(), {}, 0
     for keys in chunks:
         line_no = np.arange(line + 1, line + 1 + len(keys), dtype=np.int64)
         line += len(keys)
@@ -117,7 +117,7 @@ def test_the_first_line_of_each_key_is_found_across_chunks(chunks):
 def test_the_same_first_hash_with_another_second_is_another_key():
     """No false copy when two keys' first hashes collide (a collision is not looked past to
     find a third key's copy: a 2^-64 event)."""
-    seen = validate.Seen()
+    seen = hash_index.Seen()
     h1 = np.array([5, 5], np.uint64)
     first, _ = seen.first_lines(h1, np.array([1, 2], np.uint64), np.array([1, 2]))
     assert first.tolist() == [1, 2]
@@ -129,4 +129,4 @@ def test_the_fast_stable_sort_is_the_stable_sort():
     rng = np.random.default_rng(7)
     for size, values in ((0, 1), (1, 1), (50, 3), (5000, 40), (5000, 2**62)):
         keys = rng.integers(0, values, size).astype(np.uint64)
-        assert (validate._argsort_stable(keys) == np.argsort(keys, kind="stable")).all()
+        assert (hash_index._argsort_stable(keys) == np.argsort(keys, kind="stable")).all()

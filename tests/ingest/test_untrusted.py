@@ -16,7 +16,7 @@ import pytest
 
 from flows import cli
 from flows.ingest import run as ingest_run
-from flows.ingest.read import file_name, file_text
+from flows.ingest.names import file_name, file_text
 from flows.storage.warehouse import Warehouse
 
 from .cases import accepted, assert_total, deal, dumps, good_file, reasons, run, table, write

@@ -137,3 +137,54 @@ def test_artifacts_never_fail_a_run(harness, tmp_path, caplog):
 
     assert a_run() == []
     assert "could not publish the run's Prefect artifacts" in caplog.text
+
+
+def test_what_the_artifacts_read_is_what_the_command_shows(harness, tmp_path):
+    """The reasons and rankings the artifacts read stay in the summary: the command prints
+    them as it would read them again."""
+    from flows.tools.report import rankings_text
+
+    root = make_warehouse(tmp_path / "wh")
+    settings = load_settings(warehouse=root)
+    summary = run_summary()
+
+    @flow
+    def a_run():
+        publish_artifacts(summary, settings, "nightly")
+
+    a_run()
+    assert summary.reasons == quarantine_reasons(root, run_summary())
+    assert [(title, table) for title, table, _ in summary.rankings] == [
+        ("Simultané — Indice of the latest month", "simultane_monthly")
+    ]
+    shown = rankings_text(root, rows=summary.rankings)
+    assert shown == rankings_text(root)
+    assert "P1" in shown and "120.5" in shown
+
+
+def test_the_rankings_are_read_from_a_checked_database_only(tmp_path):
+    """The views database of the publication is attached as it is only when its bytes are
+    those its manifest records; else the checked session of `duplirank sql` reads the files
+    (views built in memory), and an empty warehouse has nothing to read."""
+    import os
+
+    from flows.artifacts import _Reader, published_reader
+    from flows.tools.query import Session
+    from flows.tools.report import top_rows
+
+    root = make_warehouse(tmp_path / "wh")
+    settings = load_settings(warehouse=root)
+    with published_reader(settings) as reader:
+        assert isinstance(reader, _Reader)
+        intact = list(top_rows(reader, 2))
+    database = (root / "duplirank.duckdb").resolve()
+    os.chmod(database, 0o644)
+    with open(database, "ab") as handle:  # no longer the bytes the manifest records
+        handle.write(b"\0" * 4096)
+    with published_reader(settings) as reader:
+        assert isinstance(reader, Session)
+        damaged = list(top_rows(reader, 2))
+    assert [(t, table, frame.to_dicts()) for t, table, frame in damaged] == [
+        (t, table, frame.to_dicts()) for t, table, frame in intact
+    ]
+    assert published_reader(load_settings(warehouse=tmp_path / "empty")) is None

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from flows.nightly import backfill_run, nightly_run
 from flows.settings import Settings, SiteOptions
+from flows.storage.published import Published
 from flows.storage.warehouse import Warehouse
 from flows.tools.synthetic.face_a_face import ff_lines
 from flows.tools.synthetic.files import split_by_day
@@ -181,3 +182,42 @@ def test_a_nightly_continues_from_the_state_of_a_month_end(tmp_path):
     assert blocks.filter(pl.col("month") == "2026-04").height
     assert want["simultane_player_state"].filter(pl.col("month") == "2026-02").height
     assert_equal(tables(tmp_path / "nightly"), want)
+
+
+def test_a_nightly_reads_the_state_not_the_months_before_it(tmp_path, monkeypatch):
+    """A nightly of April's last days reads each player's state at the end of March (their
+    last blocks and their open block), and the deals and tournaments of April (and of March,
+    the month its Indice reads from): no file of the deals, tournaments or blocks of January
+    or February; and the Elo state, not the matches or Elo rows of January. It publishes
+    what one fresh run does."""
+    files, _ = day_files(tmp_path / "days", days=100, players=2)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for path in files[:90]:
+        shutil.copy(path, landing / path.name)
+    nightly_run(settings_for(tmp_path / "nightly", landing))
+    wh = Warehouse(tmp_path / "nightly")
+    old = {  # the partitions a nightly of April has no need to read
+        "simultane_deal_results": ("raw_month=2026-01", "raw_month=2026-02"),
+        "simultane_tournament_results": ("raw_month=2026-01",),
+        "simultane_blocks": ("month=2026-01",),
+        "simultane_open_deals": ("month=2026-01", "month=2026-02"),
+        "ff_match_scores": ("raw_month=2026-01",),
+        "ff_elo": ("month=2026-01",),
+    }
+    earlier = {e["path"] for table, keys in old.items() for e in wh.entries(table, list(keys))}
+    assert len(earlier) >= 6 and wh.entries("simultane_open_deals", ["month=2026-03"])
+    read = []
+    checked = Published.checked
+
+    def recording(self, entry):
+        read.append(entry["path"])
+        return checked(self, entry)
+
+    monkeypatch.setattr(Published, "checked", recording)
+    for path in files[90:]:
+        shutil.copy(path, landing / path.name)
+    nightly_run(settings_for(tmp_path / "nightly", landing))
+    assert read and not earlier & set(read)
+    nightly_run(settings_for(tmp_path / "fresh", landing))
+    assert_equal(tables(tmp_path / "nightly"), tables(tmp_path / "fresh"))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.simultane.blocks import blocks, pct_actuel_at
+from transforms.simultane.blocks import blocks, numbered_deals, open_deals, pct_actuel_at
 from transforms.simultane.options import SimultaneOptions
 
 OPTS = SimultaneOptions()
@@ -204,3 +204,38 @@ def test_blocks_match_the_rule_by_hand(plays):
         assert got["pct_cumul"] == pytest.approx(value, abs=1e-8)
         assert got["pct_actuel"] == pytest.approx(actuel_value, abs=1e-8)
         assert got["k"] == k
+
+
+def test_open_block_at_each_month_end_with_ties_and_late_deals_of_a_partition():
+    """The open block at a month's end: the deals after the last full block ending by then
+    (a tie at the block's last minute falls after it by tournament_id), and the deals played
+    later of the partitions up to that month (a tournament started on November 30 UTC whose
+    deal is played in December, Paris time)."""
+    opts = SimultaneOptions(block_deals=3)
+    nov = T0 + timedelta(days=10)
+    rows = [
+        deal("A", 1, 0, 10.0),
+        deal("A", 2, 1, 20.0),
+        deal("A", 3, 2, 30.0),  # block 1 ends here, in November
+        deal("B", 1, 2, 40.0),  # same minute, after A by tournament_id: open in November
+        {**deal("C", 1, 0, 50.0), "played_at": datetime(2026, 11, 30, 23, 30, tzinfo=UTC)},
+        {**deal("D", 1, 0, 60.0), "played_at": datetime(2026, 12, 20, tzinfo=UTC)},
+    ]
+    raw = {"A": "2026-11", "B": "2026-11", "C": "2026-11", "D": "2026-12"}
+    frame = deal_frame(rows).with_columns(
+        played_at=pl.when(pl.col("tournament_id").is_in(["A", "B"]))
+        .then(pl.col("played_at") + (nov - T0))
+        .otherwise("played_at"),
+        raw_month=pl.col("tournament_id").replace_strict(raw),
+    )
+    numbered = numbered_deals(frame, opts)
+    got = open_deals(numbered, opts, "2026-10", "2027-01").collect()
+    by_month = {
+        m: sorted(part["tournament_id"].to_list())
+        for (m,), part in got.group_by("month", maintain_order=True)
+    }
+    # C is played on December 1 in Paris but belongs to November's partition; block 2
+    # (B, C, D) ends in December, so nothing is open after it
+    assert by_month == {"2026-11": ["B", "C"]}
+    assert got.columns == ["player_id", "played_at", "tournament_id", "deal_no", "pct",
+                           "raw_month", "month"]  # fmt: skip

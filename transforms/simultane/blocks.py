@@ -29,7 +29,10 @@ COLUMNS = ("player_id", "block_no", "started_at", "ended_at", "month", "pct_cumu
 
 
 def blocks(
-    deal_results: pl.LazyFrame, opts: SimultaneOptions, as_of: datetime | None = None
+    deal_results: pl.LazyFrame,
+    opts: SimultaneOptions,
+    as_of: datetime | None = None,
+    numbered: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Table `simultane_blocks` (humans, one row per full block), from the full deal history.
 
@@ -38,34 +41,49 @@ def blocks(
     in the platform time zone), pct_cumul (mean P of the block, unfinished = 0), pct_actuel (as
     of ended_at), k (results used for it), representative (k == window_results), in_window (the
     result is one of the <= window_results used for % actuel as of `as_of`, default the latest
-    ended_at in the data). Sorted by player_id, block_no.
+    ended_at in the data). Sorted by player_id, block_no. `numbered`: the `numbered_deals` of
+    `deal_results` when the caller has them already.
     """
-    results = block_results(deal_results, opts).cache()  # used three times below
+    results = block_results(deal_results, opts, numbered=numbered).cache()  # used three times below
     return in_window(with_actuel(results, results, opts), results, opts, as_of)
 
 
-def block_results(
-    deal_results: pl.LazyFrame, opts: SimultaneOptions, done: pl.LazyFrame | None = None
-) -> pl.LazyFrame:
-    """The full blocks of the deals given (player_id, block_no, started_at, ended_at, month,
-    pct_cumul). `done` (player_id, blocks): the deals given are, for the players it lists,
-    those after their first `blocks` blocks, whose numbering continues from there."""
+def numbered_deals(deal_results: pl.LazyFrame, opts: SimultaneOptions) -> pl.LazyFrame:
+    """The scored human deals given (player_id and tournament_id Categorical, played_at,
+    deal_no, pct, and raw_month when given), each with its block_no: its place in the
+    player's chronological order cut into blocks of block_deals, numbered from 1 at the
+    player's first deal given."""
     # Position of each deal in its player's chronological order: a rank within the player
     # (no global sort of the deals; (played_at, tournament_id, deal_no) is unique per player).
     # The ids are made Categorical first: each string is hashed once, the window and the
     # group-by then run on integer codes, and categoricals still compare lexically, so the
     # tie-break by tournament_id is the spec's.
     order = pl.struct("played_at", "tournament_id", "deal_no").rank("ordinal").over(PLAYER)
-    deals = (
+    raw = [c for c in ("raw_month",) if c in deal_results.collect_schema().names()]
+    return (
         deal_results.filter(~pl.col("is_bot") & pl.col("scored"))
         .select(
             pl.col(PLAYER, "tournament_id").cast(pl.Categorical),
             "played_at",
             "deal_no",
             "pct",
+            *raw,
         )
         .with_columns(block_no=((order.cast(pl.Int64) - 1) // opts.block_deals + 1))
     )
+
+
+def block_results(
+    deal_results: pl.LazyFrame,
+    opts: SimultaneOptions,
+    done: pl.LazyFrame | None = None,
+    numbered: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """The full blocks of the deals given (player_id, block_no, started_at, ended_at, month,
+    pct_cumul). `done` (player_id, blocks): the deals given are, for the players it lists,
+    those after their first `blocks` blocks, whose numbering continues from there.
+    `numbered`: the `numbered_deals` of `deal_results` when the caller has them already."""
+    deals = numbered_deals(deal_results, opts) if numbered is None else numbered
     results = (
         deals.group_by([PLAYER, "block_no"])
         .agg(
@@ -87,6 +105,68 @@ def block_results(
             done.select(PLAYER, pl.col("blocks").cast(pl.Int64)), on=PLAYER, how="left"
         ).with_columns(block_no=pl.col("block_no") + pl.col("blocks").fill_null(0))
     return results.select(PLAYER, "block_no", "started_at", "ended_at", "month", "pct_cumul")
+
+
+OPEN_COLUMNS = ("player_id", "played_at", "tournament_id", "deal_no", "pct", "raw_month")
+
+
+def open_deals(
+    numbered: pl.LazyFrame, opts: SimultaneOptions, first: str, last: str
+) -> pl.LazyFrame:
+    """Each player's open block at the end of every month from `first` to `last`: their
+    scored deals played by the month's end that come after their last full block ending by
+    then (fewer than block_deals), and their deals played later of the tournaments whose
+    raw_month (their partition) is that month or before: with them, the deals after that
+    month end are those of the later partitions. `numbered`: the player's `numbered_deals`
+    (with raw_month) from their first deal, or from one right after a full block.
+
+    A deal is open from the earlier of its own month and its raw_month to the month before
+    its block's end (to `last` while its block is not full). Columns: OPEN_COLUMNS
+    (player_id and tournament_id as String), then month."""
+    tz = opts.timezone
+
+    def index(month: pl.Expr) -> pl.Expr:  # months as consecutive integers
+        return month.str.slice(0, 4).cast(pl.Int32) * 12 + month.str.slice(5, 2).cast(pl.Int32) - 1
+
+    def lit(month: str) -> pl.Expr:
+        return index(pl.lit(month))
+
+    block = [PLAYER, "block_no"]
+    spans = (
+        numbered.with_columns(
+            _full=pl.len().over(block) == opts.block_deals,
+            _end=pl.col("played_at").max().over(block),
+        )
+        .with_columns(
+            _from=pl.max_horizontal(
+                pl.min_horizontal(index(month_expr("played_at", tz)), index(pl.col("raw_month"))),
+                lit(first),
+            ),
+            _to=pl.min_horizontal(
+                pl.when("_full").then(index(month_expr("_end", tz)) - 1).otherwise(lit(last)),
+                lit(last),
+            ),
+        )
+        .filter(pl.col("_from") <= pl.col("_to"))
+    )
+    month = pl.int_ranges("_from", pl.col("_to") + 1, dtype=pl.Int32)
+    return (
+        spans.with_columns(_month=month)
+        .explode("_month")
+        .select(
+            pl.col(PLAYER).cast(pl.String),
+            "played_at",
+            pl.col("tournament_id").cast(pl.String),
+            "deal_no",
+            "pct",
+            "raw_month",
+            pl.format(
+                "{}-{}",
+                (pl.col("_month") // 12).cast(pl.String).str.zfill(4),
+                (pl.col("_month") % 12 + 1).cast(pl.String).str.zfill(2),
+            ).alias("month"),
+        )
+    )
 
 
 def with_actuel(

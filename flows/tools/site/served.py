@@ -53,15 +53,20 @@ def rebuild_site(wh: Published, lang: str, settings: Settings, out: Path | None 
     with wh.store.lock(settings.lock_wait_s):
         if out is None:
             return site_in_warehouse(wh, lang, settings)
-        from flows.tools.site.build import publish_site
+        return _build(wh, out, lang, settings).text()
 
-        return publish_site(
-            wh.scan,
-            out,
-            lang,
-            timezone=settings.timezone,
-            window_results=settings.simultane.window_results,
-        ).text()
+
+def _build(wh: Published, out: Path, lang: str, settings: Settings):
+    """The site of the publication `wh` reads, written to the folder `out`; its report."""
+    from flows.tools.site.build import publish_site
+
+    return publish_site(
+        wh.scan,
+        out,
+        lang,
+        timezone=settings.timezone,
+        window_results=settings.simultane.window_results,
+    )
 
 
 def site_in_warehouse(wh: Published, lang: str, settings: Settings) -> str:
@@ -73,16 +78,9 @@ def site_in_warehouse(wh: Published, lang: str, settings: Settings) -> str:
     the page index last, and pages that no longer exist are deleted. Each page is replaced
     whole, but the site as a whole is not swapped atomically (S3 has no rename): during the
     upload a reader may see some pages of the new site beside pages of the old one."""
-    from flows.tools.site.build import publish_site as build
 
     def make(out) -> object:
-        return build(
-            wh.scan,
-            out,
-            lang,
-            timezone=settings.timezone,
-            window_results=settings.simultane.window_results,
-        )
+        return _build(wh, out, lang, settings)
 
     pointer = wh.publication()
     if wh.root is not None:
