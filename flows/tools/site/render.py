@@ -7,9 +7,9 @@ writer writes one after the other: the template's text (bytes) and the rows of i
 `Block`s — byte ranges of the buffer the row filler (`markup`) made for every page of a kind,
 written as they are, never copied into the page's text. A template shows a `Block` as any
 value (`{{ rows }}`): the block shows a marker (`MARK`, its number, `MARK`) that `pieces`
-replaces with its bytes. Macros whose output depends on their arguments only (the table
-heads, the navigation, a chart's legend) are rendered once per distinct call; the others are
-`m.<macro>` in every template.
+replaces with its bytes. Macros whose output depends on their arguments only (`ONCE`: the
+layout's head links and header, the table heads, a chart's legend; the breadcrumbs' links)
+are rendered once per distinct call; the others are `m.<macro>` in every template.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 TABLE_CLOSE = "\n</tbody>\n</table>\n</div>"
 
 
+ONCE = ("head_links", "site_header", "navigation", "table_open", "thead", "legend")
 MARK = f"\x00{secrets.token_hex(8)}\x00"  # around a block's number in a page's text
 _SHOWN = threading.local()  # `.blocks`: the blocks shown by the page this thread renders
 
@@ -78,14 +79,19 @@ class Renderer:
         )
         self.env.globals.update(lang=lang, w=words, nav=tuple(nav), TABLE_CLOSE=Markup(TABLE_CLOSE))
         macros = self.env.get_template("macros.html.j2").module
-        for name in ("table_open", "thead", "navigation", "legend"):
+        for name in ONCE:
             self.env.globals[name] = functools.lru_cache(maxsize=4096)(getattr(macros, name))
+        links = functools.lru_cache(maxsize=4096)(macros.crumb_links)
+        self.env.globals["crumb_links"] = lambda root, crumbs: links(root, tuple(crumbs))
         self.env.globals["m"] = macros  # the other macros, without an import in each page
         self._globals = dict(self.env.globals)  # a page's context: these and its data
+        self._templates: dict[str, jinja2.Template] = {}
 
     def pieces(self, page: Page) -> list:
         """The page as bytes and the memory views of its blocks, in order."""
-        template = self.env.get_template(page.template)
+        template = self._templates.get(page.template)
+        if template is None:
+            template = self._templates[page.template] = self.env.get_template(page.template)
         blocks = _SHOWN.blocks = []
         data = {**self._globals, "root": root_of(page.path), **page.data}
         text = "".join(template.root_render_func(template.new_context(data, shared=True)))
