@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from site_support import KOPS_EVENT, oracle_dir
 
@@ -364,6 +364,7 @@ def test_no_blue_point_until_the_window_is_full():
     assert colours == ["grey", "red", "red", "red", "red", "red", "red"]
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6)), max_size=50),
     st.integers(0, 2),
@@ -375,6 +376,7 @@ def test_a_value_is_shown_the_same_in_tables_and_facts(values, decimals, lang):
     assert shown == [num_value(v, decimals, lang) for v in values]
 
 
+@settings(deadline=None)
 @given(st.lists(st.text(max_size=30) | st.text(min_size=55, max_size=300), max_size=30))
 def test_slugs_of_a_column_are_the_slugs_of_its_values(ids):
     column = pl.DataFrame({"id": ids}, schema={"id": pl.String})
