@@ -19,16 +19,17 @@ KEPT = 8  # buffers kept: the blocks a file's reading, parsing and checking hold
 
 _LOCK = threading.Lock()
 _BUFFERS: list[np.ndarray] = []
-_FREE_REFS = sys.getrefcount(np.empty(0))  # an array only the call's argument refers to
+_ALONE = [np.empty(0)]  # an array only its list refers to: the count of a free buffer
 
 
 def take(size: int, capacity: int) -> np.ndarray:
     """An uninitialised uint8 array of `size` bytes: a view of a free buffer of the pool, or
     of a new one of `capacity` bytes (kept by the pool while it holds fewer than `KEPT`)."""
     with _LOCK:
+        alone = sys.getrefcount(_ALONE[0])  # counted the same way as the buffers below
         for i in range(len(_BUFFERS)):
-            # the list's reference and the argument's: no block, chunk or view uses it
-            if len(_BUFFERS[i]) >= size and sys.getrefcount(_BUFFERS[i]) <= _FREE_REFS + 1:
+            # no more references than the list's: no block, chunk or view uses it
+            if len(_BUFFERS[i]) >= size and sys.getrefcount(_BUFFERS[i]) <= alone:
                 return _BUFFERS[i][:size]
         buffer = np.empty(max(size, capacity), np.uint8)
         if len(_BUFFERS) < KEPT:
