@@ -37,7 +37,7 @@ def test_a_buffer_is_handed_out_again_only_when_nothing_refers_to_it():
         block_pool.release()
 
 
-def test_the_pool_keeps_a_bounded_number_of_buffers():
+def test_the_pool_keeps_a_bounded_number_of_buffers_and_one_spare():
     block_pool.release()
     try:
         held = [block_pool.take(10, 16) for _ in range(block_pool.KEPT + 3)]
@@ -46,6 +46,7 @@ def test_the_pool_keeps_a_bounded_number_of_buffers():
         del held
         assert len(block_pool._BUFFERS) == block_pool.KEPT
         assert {_owner(block_pool.take(10, 16)) for _ in range(5)} <= kept  # used again
+        assert len(block_pool._BUFFERS) == 1 + block_pool.SPARE  # the other free ones dropped
     finally:
         block_pool.release()
     assert not block_pool._BUFFERS
