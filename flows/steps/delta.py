@@ -25,6 +25,7 @@ import polars as pl
 from flows.steps.context import COMPETITIONS, StepContext, bronze_table
 from transforms.calendar import RAW_MONTH
 from transforms.issues import DATA_ISSUES_SCHEMA
+from transforms.record_types import RECORD_TYPES
 
 RULES = "scoring_rules"
 RULES_SCHEMA = {RAW_MONTH: pl.String, "competition": pl.String, "rules": pl.String}
@@ -37,10 +38,22 @@ class Delta:
 
     units: frozenset[str]
     kept_issues: pl.DataFrame
+    column: str
+    files: dict[str, list[str]]  # per record type, the bronze files holding a unit's rows
 
-    def changed(self, column: str) -> pl.Expr:
+    def changed(self, column: str | None = None) -> pl.Expr:
         """Rows of a rescored unit."""
-        return pl.col(column).cast(pl.String).is_in(list(self.units))
+        return pl.col(column or self.column).cast(pl.String).is_in(list(self.units))
+
+    def bronze(self, ctx: StepContext, record_type: str) -> pl.LazyFrame:
+        """The bronze rows of the rescored units (every delivery of them, as stored)."""
+        files = self.files[record_type]
+        if not files:
+            return pl.LazyFrame(schema=RECORD_TYPES[record_type].schema())
+        rows = ctx.wh.scan_files(
+            files, missing_columns="insert", extra_columns="ignore", hive_partitioning=False
+        )
+        return rows.filter(self.changed())
 
 
 def rules_digest(options: object) -> str:
@@ -106,7 +119,20 @@ def delta(ctx: StepContext, competition: str, part: str, column: str, digest: st
         return None
     found = frozenset(units)
     kept = issues.filter(~unit.is_in(list(found))).select(*DATA_ISSUES_SCHEMA)
-    return Delta(found, kept)
+    change = Delta(found, kept, column, {})
+    for record_type in COMPETITIONS[competition]:  # the files holding their rows
+        files = wh.files(bronze_table(record_type), [key], pending)
+        if files:
+            holding = (
+                wh.scan_files(files, include_file_paths="_file", hive_partitioning=False)
+                .select("_file", column)
+                .filter(change.changed())
+                .select(pl.col("_file").unique())
+                .collect()["_file"]
+            )
+            files = [f for f in files if f in set(holding)]
+        change.files[record_type] = files
+    return change
 
 
 def kept_rows(

@@ -78,7 +78,9 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     raw = ctx.bronze("simultane.deal", [part]).with_columns(tournament_month(opts).alias("month"))
     count = buckets(raw.select(pl.len()).collect().item(), ctx.settings.batch_rows)
     if change is not None:
-        raw = raw.filter(change.changed(TOURNAMENT))
+        raw = change.bronze(ctx, "simultane.deal").with_columns(
+            tournament_month(opts).alias("month")
+        )
         kept = {
             table: kept_rows(ctx, table, part, change, TOURNAMENT)
             for table in ("simultane_deal_results", "simultane_tournament_results")

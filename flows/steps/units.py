@@ -45,9 +45,9 @@ def unit_partition_step(
     change = None if digest is None else delta(ctx, competition, part, key, digest)
     inputs, superseded = {}, []
     for record_type in COMPETITIONS[competition]:
-        rows = ctx.bronze(record_type, [part])
-        if change is not None:
-            rows = rows.filter(change.changed(key))
+        rows = (
+            ctx.bronze(record_type, [part]) if change is None else change.bronze(ctx, record_type)
+        )
         rows, old = resolved(rows, record_type)
         inputs[record_type] = rows.collect()
         superseded.append(old)
