@@ -98,7 +98,8 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
             return (*tables.values(), issues)  # deal results, tournament results, issues
 
         units = deals[TOURNAMENT].unique().sort().to_list()
-        parts, failures = isolated(units, score) if units else ([], [])
+        skip = change is not None and not units  # no rescored tournament in this bucket
+        parts, failures = ([], []) if skip else isolated(units, score)
         scored = [[p[0] for p in parts], [p[1] for p in parts]]
         if change is not None:  # the published rows of the other tournaments
             for i, frame in enumerate(kept.values()):
