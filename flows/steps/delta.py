@@ -123,14 +123,14 @@ def delta(ctx: StepContext, competition: str, part: str, column: str, digest: st
     for record_type in COMPETITIONS[competition]:  # the files holding their rows
         files = wh.files(bronze_table(record_type), [key], pending)
         if files:
-            holding = (
+            holding = set(
                 wh.scan_files(files, include_file_paths="_file", hive_partitioning=False)
                 .select("_file", column)
                 .filter(change.changed())
                 .select(pl.col("_file").unique())
                 .collect()["_file"]
             )
-            files = [f for f in files if f in set(holding)]
+            files = [f for f in files if f in holding]
         change.files[record_type] = files
     return change
 
