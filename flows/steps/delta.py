@@ -103,13 +103,23 @@ def delta(ctx: StepContext, competition: str, part: str, column: str, digest: st
         added[record_type] = [wh.checked(e) for e in now if e["path"] not in before]
     if not any(added.values()):
         return None
+    # the units of every bronze file of the partition, read once: the added files' are the
+    # units rescored; the files holding any of them are the ones their rescoring reads
+    files: dict[str, list[str]] = {}
+    held: dict[str, pl.DataFrame] = {}
+    for record_type in COMPETITIONS[competition]:
+        files[record_type] = wh.files(bronze_table(record_type), [key], pending)
+        held[record_type] = (
+            wh.scan_files(files[record_type], include_file_paths="_file", hive_partitioning=False)
+            .select("_file", pl.col(column).cast(pl.String))
+            .unique()
+            .collect()
+            if files[record_type]
+            else pl.DataFrame(schema={"_file": pl.String, column: pl.String})
+        )
     units = pl.concat(
-        [
-            wh.scan_files(files).select(pl.col(column).cast(pl.String)).unique().collect()
-            for files in added.values()
-            if files
-        ]
-    )[column].to_list()
+        [rows.filter(pl.col("_file").is_in(added[rt]))[column] for rt, rows in held.items()]
+    ).to_list()
     issues_key = f"{key}/{competition}"
     issues = wh.scan("data_issues", [issues_key], DATA_ISSUES_SCHEMA, pending=pending).collect()
     unit = pl.col("keys").str.json_path_match(f"$.{column}")
@@ -120,18 +130,9 @@ def delta(ctx: StepContext, competition: str, part: str, column: str, digest: st
     found = frozenset(units)
     kept = issues.filter(~unit.is_in(list(found))).select(*DATA_ISSUES_SCHEMA)
     change = Delta(found, kept, column, {})
-    for record_type in COMPETITIONS[competition]:  # the files holding their rows
-        files = wh.files(bronze_table(record_type), [key], pending)
-        if files:
-            holding = set(
-                wh.scan_files(files, include_file_paths="_file", hive_partitioning=False)
-                .select("_file", column)
-                .filter(change.changed())
-                .select(pl.col("_file").unique())
-                .collect()["_file"]
-            )
-            files = [f for f in files if f in holding]
-        change.files[record_type] = files
+    for record_type, rows in held.items():  # the files holding their rows
+        holding = set(rows.filter(change.changed())["_file"])
+        change.files[record_type] = [f for f in files[record_type] if f in holding]
     return change
 
 
