@@ -23,26 +23,18 @@ and the first stage that failed are kept for the run's summary and its one-line 
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported by the rich mode only (~20 ms a command otherwise)
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 MODES = ("rich", "plain", "quiet")
 PLAIN_INTERVAL_S = 5.0
@@ -66,13 +58,45 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class _Count(MofNCompleteColumn):
+def _count_column():
     """`20/135` (`20/?` while the total is unknown); nothing for a stage with no unit."""
+    from rich.progress import MofNCompleteColumn
+    from rich.text import Text
 
-    def render(self, task) -> Text:
-        if not task.fields.get("unit"):
-            return Text("")
-        return super().render(task)
+    class _Count(MofNCompleteColumn):
+        def render(self, task) -> Text:
+            if not task.fields.get("unit"):
+                return Text("")
+            return super().render(task)
+
+    return _Count()
+
+
+def _rich_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+class _Stderr:
+    """The console of the plain and quiet modes: standard error as it is when printed to."""
+
+    @property
+    def file(self):
+        return sys.stderr
+
+
+def _may_be_terminal() -> bool:
+    """False when rich's console would not call standard error a terminal either (not a
+    tty, nothing forcing it): then the plain mode is chosen without importing rich."""
+    if os.environ.get("TTY_COMPATIBLE") in ("0", "1"):
+        return os.environ["TTY_COMPATIBLE"] == "1"
+    if os.environ.get("FORCE_COLOR") is not None:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 @dataclass
@@ -127,7 +151,11 @@ class Reporter:
         interval: float = PLAIN_INTERVAL_S,
         clock=time.monotonic,
     ):
-        self.console = console or Console(stderr=True, highlight=False)
+        if console is None:
+            if mode == "auto" and not _may_be_terminal():
+                mode = "plain"
+            console = _rich_console() if mode in ("auto", "rich") else _Stderr()
+        self.console = console
         if mode == "auto":
             mode = "rich" if self.console.is_terminal else "plain"
         if mode not in MODES:
@@ -196,6 +224,8 @@ class Reporter:
         with self._lock:
             self._stop_bars()
             if self.mode == "rich":
+                from rich.table import Table
+
                 table = Table(title="run summary", title_justify="left", show_edge=False)
                 table.add_column("stage")
                 table.add_column("time", justify="right")
@@ -241,11 +271,20 @@ class Reporter:
             self._print(f"starting {stage.name}{total}…")
         elif self.mode == "rich":
             if self._bars is None:
+                from rich.progress import (
+                    BarColumn,
+                    Progress,
+                    SpinnerColumn,
+                    TextColumn,
+                    TimeElapsedColumn,
+                    TimeRemainingColumn,
+                )
+
                 self._bars = Progress(
                     SpinnerColumn(finished_text="[green]✓"),
                     TextColumn("{task.description}"),
                     BarColumn(bar_width=30),
-                    _Count(),
+                    _count_column(),
                     TextColumn("{task.fields[unit]}"),
                     TextColumn("{task.fields[counts]}"),
                     TimeElapsedColumn(),
@@ -331,7 +370,7 @@ class Reporter:
 
 
 # --------------------------------------------------------------------- one per process
-_reporter = Reporter("plain", Console(stderr=True, highlight=False))
+_reporter = Reporter("plain")
 _reporter_lock = threading.Lock()
 
 
@@ -342,7 +381,7 @@ def configure(
     global _reporter
     with _reporter_lock:
         _reporter.close()
-        _reporter = Reporter(mode, console or Console(stderr=True, highlight=False), interval)
+        _reporter = Reporter(mode, console, interval)
         return _reporter
 
 

@@ -53,6 +53,7 @@ PUBLISHED = (
     "bridge_board_results",
     "bridge_standings",
     "data_issues",
+    "scoring_rules",
     "quarantine",
 )
 

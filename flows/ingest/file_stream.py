@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flows.ingest import block_pool
 from flows.ingest.gzip_stream import GZIP_MAGIC, Gunzip
 from flows.ingest.landing import LandingFile, RemoteFile, open_input
 from flows.ingest.line_split import (
@@ -85,7 +86,10 @@ class FileStream:
                     # is less than a block: its bytes are read in place, never copied
                     left = listed - self.size if listed is not None else size
                     want = min(size, left + 1) if left > 0 else size if self.size else EMPTY
-                    block = np.empty(len(rest) + want, np.uint8)
+                    if want == size:  # a whole block: into a buffer a block has left
+                        block = block_pool.take(len(rest) + want, size + self.opts.max_line_bytes)
+                    else:
+                        block = np.empty(len(rest) + want, np.uint8)
                     block[: len(rest)] = rest
                     read = _read_into(handle, memoryview(block)[len(rest) :])
                     if not read:

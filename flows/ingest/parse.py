@@ -213,9 +213,19 @@ def _scratch() -> _Scratch:
 
 
 def release_scratch() -> None:
-    """The memory of this thread's scratch files given back (after a file, a run)."""
+    """The memory of this thread's scratch files and mask given back (after a file, a run)."""
     if hasattr(_LOCAL, "scratch"):
         _LOCAL.scratch.release()
+    _LOCAL.__dict__.pop("mask", None)
+
+
+def _mask(size: int) -> np.ndarray:
+    """This thread's boolean array of `size` items, used again from chunk to chunk (new
+    memory is zeroed by the kernel as it is first written: as costly as the comparison)."""
+    mask = getattr(_LOCAL, "mask", None)
+    if mask is None or len(mask) < size:
+        mask = _LOCAL.mask = np.empty(size, bool)
+    return mask[:size]
 
 
 def _hash(raw: pa.Array) -> pl.Series:
@@ -348,7 +358,8 @@ def _keys(data: np.ndarray, low: int, high: int) -> np.ndarray:
     """Sorted positions in data[low:high] of the colons that end a key (`key_counts`)."""
     if high - low < 2:
         return np.empty(0, np.int64)
-    colons = np.flatnonzero(data[low + 1 : high] == COLON) + (low + 1)  # one pass: few colons
+    found = np.equal(data[low + 1 : high], COLON, out=_mask(high - low - 1))
+    colons = np.flatnonzero(found) + (low + 1)  # one pass: few colons
     prev = data[colons - 1]
     direct = colons[prev == QUOTE]
     after_blank = colons[(prev == SPACE) | (prev == TAB)]

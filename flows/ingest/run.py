@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from flows.ingest import pbn
+from flows.ingest import block_pool, pbn
 from flows.ingest.batch import Batches
 from flows.ingest.context import Context, Progress, open_context
 from flows.ingest.faults import RUN_ERRNOS, one_line_resource_failures
@@ -78,6 +78,7 @@ def ingest(
             item.close()
         ctx.validator.close()
         ctx.sink.close()
+        block_pool.release()
 
 
 def replay(
@@ -255,6 +256,7 @@ class _Reading:
                 yield chunk, validator.prepare(chunk, self.check, parse, self.cursors[1])
         finally:
             parsed.close()
+            release_scratch()
 
     def close(self) -> None:
         self.chunks.close()

@@ -23,4 +23,5 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
         tables=(("silver", "bridge_board_results"), ("gold", "bridge_standings")),
         unit_types=("bridge.event",),
         month_of_unit=("bridge.event", date_month_expr("date")),
+        rules={},  # an event's scores read its own rows and no option
     )

@@ -27,6 +27,7 @@ from flows.steps.context import (
     rescored_partitions,
     resolved,
 )
+from flows.steps.delta import delta, kept_rows, put_rules, rules_digest
 from flows.steps.isolate import failure_issues, isolated
 from flows.steps.outputs import put_history, put_issues
 from flows.storage.operations import Operation
@@ -64,20 +65,31 @@ def deal_span(deal_results: pl.DataFrame) -> pl.DataFrame:
 
 
 def month_step(ctx: StepContext, part: str) -> list[Operation]:
-    """Deal and tournament results of one partition, in tournament batches of ≤ batch_rows."""
+    """Deal and tournament results of one partition, in tournament batches of ≤ batch_rows:
+    of every tournament, or (a nightly's delivery, delta.py) of the tournaments its new
+    bronze holds, the published rows of the others kept."""
     from transforms.simultane.scoring import tournament_month
     from transforms.simultane.tournaments import score_tournaments
 
     opts = ctx.settings.simultane_options()
+    digest = rules_digest(opts)
+    change = delta(ctx, "simultane", part, TOURNAMENT, digest)
     tx = ctx.transaction()
     raw = ctx.bronze("simultane.deal", [part]).with_columns(tournament_month(opts).alias("month"))
     count = buckets(raw.select(pl.len()).collect().item(), ctx.settings.batch_rows)
-    key = f"{RAW_MONTH}={part}"
-    issue_parts, spans = [], []
-    for bucket in range(count):
-        deals, superseded = resolved(
-            raw.filter(in_bucket(TOURNAMENT, bucket, count)), "simultane.deal"
+    if change is not None:
+        raw = change.bronze(ctx, "simultane.deal").with_columns(
+            tournament_month(opts).alias("month")
         )
+        kept = {
+            table: kept_rows(ctx, table, part, change, TOURNAMENT)
+            for table in ("simultane_deal_results", "simultane_tournament_results")
+        }
+    key = f"{RAW_MONTH}={part}"
+    issue_parts, spans, written = [], [], False
+    for bucket in range(count):
+        mine = in_bucket(TOURNAMENT, bucket, count)
+        deals, superseded = resolved(raw.filter(mine), "simultane.deal")
         deals = deals.collect()
 
         def score(keys, deals=deals):
@@ -86,25 +98,35 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
             return (*tables.values(), issues)  # deal results, tournament results, issues
 
         units = deals[TOURNAMENT].unique().sort().to_list()
-        parts, failures = isolated(units, score)
-        deal_results = pl.concat([p[0] for p in parts]) if parts else None
-        tournaments = pl.concat([p[1] for p in parts]) if parts else None
+        skip = change is not None and not units  # no rescored tournament in this bucket
+        parts, failures = ([], []) if skip else isolated(units, score)
+        scored = [[p[0] for p in parts], [p[1] for p in parts]]
+        if change is not None:  # the published rows of the other tournaments
+            for i, frame in enumerate(kept.values()):
+                if frame is not None:
+                    scored[i].insert(0, frame.filter(mine).collect())
+        deal_results = pl.concat(scored[0]) if scored[0] else None
+        tournaments = pl.concat(scored[1]) if scored[1] else None
         months = dict(deals.group_by(TOURNAMENT).agg(pl.col("month").first()).iter_rows())
         issue_parts += [
             superseded.collect(),
             *[p[2] for p in parts],
             failure_issues(failures, TOURNAMENT, months),
         ]
-        if deal_results is None:
+        if deal_results is None or (change is not None and not deal_results.height):
             continue
         spans.append(deal_span(deal_results))
         # written batch by batch: a partition never sits in memory whole
-        write = tx.put if bucket == 0 else tx.add
+        write = tx.add if written else tx.put
         write("silver", "simultane_deal_results", key, deal_results)
         write("silver", "simultane_tournament_results", key, tournaments)
         tx.put_schema("silver", "simultane_deal_results", deal_results)
         tx.put_schema("silver", "simultane_tournament_results", tournaments)
+        written = True
         del deals, deal_results, tournaments
+    if change is not None and not written:  # every tournament left out
+        for table in ("simultane_deal_results", "simultane_tournament_results"):
+            tx.remove(table, key)
     span = pl.concat([deal_span(pl.DataFrame(schema=SPAN_SOURCE)), *spans]).select(
         pl.lit(part).alias(RAW_MONTH),
         pl.col("rows").sum(),
@@ -115,8 +137,11 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     tx.put("silver", SPAN, key, span)
     tx.put_schema("silver", SPAN, span)
     compact_bronze(tx, "simultane", part)
+    if change is not None:
+        issue_parts.insert(0, change.kept_issues)
     issues = pl.concat([i.select(*DATA_ISSUES_SCHEMA) for i in issue_parts])
     put_issues(tx, "simultane", part, issues)
+    put_rules(tx, "simultane", part, digest)
     return tx.ops
 
 

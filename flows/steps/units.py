@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from flows.steps.context import COMPETITIONS, StepContext, compact_bronze
+from flows.steps.context import COMPETITIONS, StepContext, compact_bronze, resolved
+from flows.steps.delta import delta, kept_rows, put_rules, rules_digest
 from flows.steps.isolate import failure_issues, isolated
 from flows.steps.outputs import put_issues
 from flows.storage.operations import Operation
@@ -27,18 +28,27 @@ def unit_partition_step(
     tables: tuple[tuple[str, str], ...],
     unit_types: tuple[str, ...],
     month_of_unit: tuple[str, pl.Expr],
+    rules: object | None,
 ) -> list[Operation]:
     """Score partition `part` of `competition`, whose units are the values of column `key`.
 
     `score(inputs)` gets the current rows by record type (all units, or some of them when a
     unit fails); `tables` are the (layer, table) it publishes per partition; the units are the
     `key`s of the `unit_types` records; `month_of_unit` = (record type, expression) gives a
-    failed unit's month for its data issue.
+    failed unit's month for its data issue; `rules` what a unit's scores depend on besides
+    its own rows (the options), with which a nightly's delivery rescores only the units its
+    new bronze holds and keeps the published rows of the others (delta.py), or None when a
+    unit's scores also depend on other units' rows: the partition is rescored whole.
     """
     tx = ctx.transaction()
+    digest = None if rules is None else rules_digest(rules)
+    change = None if digest is None else delta(ctx, competition, part, key, digest)
     inputs, superseded = {}, []
     for record_type in COMPETITIONS[competition]:
-        rows, old = ctx.current(record_type, [part])
+        rows = (
+            ctx.bronze(record_type, [part]) if change is None else change.bronze(ctx, record_type)
+        )
+        rows, old = resolved(rows, record_type)
         inputs[record_type] = rows.collect()
         superseded.append(old)
 
@@ -52,7 +62,8 @@ def unit_partition_step(
     month_type, month = month_of_unit
     months = dict(inputs[month_type].select(key, month).iter_rows())
     issues = pl.concat(
-        [s.collect() for s in superseded]
+        ([change.kept_issues] if change is not None else [])
+        + [s.collect() for s in superseded]
         + [issues for _, issues in parts]
         + [failure_issues(failures, key, months)],
         how="diagonal_relaxed",
@@ -60,11 +71,17 @@ def unit_partition_step(
     compact_bronze(tx, competition, part)
     partition = f"{RAW_MONTH}={part}"
     for layer, table in tables:
-        rows = pl.concat([scored[table] for scored, _ in parts]) if parts else None
+        frames = [scored[table] for scored, _ in parts]
+        if change is not None:  # the published rows of the other units
+            kept = kept_rows(ctx, table, part, change, key)
+            frames = frames if kept is None else [kept.collect(), *frames]
+        rows = pl.concat(frames) if frames else None
         if rows is not None and rows.height:
             tx.put(layer, table, partition, rows)
             tx.put_schema(layer, table, rows)
         else:
             tx.remove(table, partition)
     put_issues(tx, competition, part, issues)
+    if digest is not None:
+        put_rules(tx, competition, part, digest)
     return tx.ops

@@ -23,7 +23,6 @@ manifest that failed validation. The operations a run stages (flows/storage/oper
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
@@ -161,21 +160,37 @@ def table_files(manifest: dict, table: str, partitions: list[str] | None = None)
 
 
 def apply_ops(manifest: dict, ops: Iterable[Operation]) -> dict:
-    """Apply staged operations to a manifest (a new dict is returned)."""
-    manifest = copy.deepcopy(manifest)
-    tables = manifest.setdefault("tables", {})
-    dirty = manifest.setdefault("dirty", {})
+    """Apply staged operations to a manifest (a new dict is returned).
+
+    Copy on write: the result shares with `manifest` every table, partition list and file
+    entry the operations leave alone (neither is changed in place afterwards), so applying a
+    run's few operations costs those operations, not the size of the warehouse's manifest."""
+    manifest = dict(manifest)
+    tables = manifest["tables"] = dict(manifest.get("tables", {}))
+    dirty = manifest["dirty"] = dict(manifest.get("dirty", {}))
+    copied: set[str] = set()  # tables whose entry and partitions dict are this result's own
+
+    def own(table: str, layer: str | None = None) -> dict | None:
+        entry = tables.get(table)
+        if entry is None and layer is not None:
+            entry = tables[table] = {"layer": layer, "partitions": {}}
+            copied.add(table)
+        elif entry is not None and table not in copied:
+            entry = tables[table] = {**entry, "partitions": dict(entry["partitions"])}
+            copied.add(table)
+        return entry
+
     for op in ops:
         match op:
             case PutFile() | AddFile():
-                entry = tables.setdefault(op.table, {"layer": op.layer, "partitions": {}})
-                listed = entry["partitions"].setdefault(op.partition, [])
+                partitions = own(op.table, op.layer)["partitions"]
                 if isinstance(op, PutFile):
-                    listed.clear()
-                listed.append(op.file.entry())
+                    partitions[op.partition] = [op.file.entry()]
+                else:
+                    partitions[op.partition] = [*partitions.get(op.partition, []), op.file.entry()]
             case RemovePartition():
                 if op.table in tables:
-                    tables[op.table]["partitions"].pop(op.partition, None)
+                    own(op.table)["partitions"].pop(op.partition, None)
             case MarkDirty():
                 dirty[op.competition] = sorted(set(dirty.get(op.competition, [])) | set(op.months))
             case MarkClean():

@@ -184,24 +184,30 @@ class Transaction:
 
         rel = f"{layer}/{table}/{partition}/{self.run_id}-{uuid.uuid4().hex[:10]}{suffix}"
         tmp = self.staging() / rel.replace("/", "__")
-        guard = self.wh.store.guarded
-        if isinstance(frame, bytes):
-            guard(lambda: tmp.write_bytes(frame), f"write {rel}")
-        elif isinstance(frame, Path):
-            guard(lambda: shutil.copyfile(frame, tmp), f"write {rel}")
-        elif isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
-            guard(
-                lambda: frame.sink_parquet(tmp, compression="zstd", statistics=statistics),
-                f"write {rel}",
-            )
-        else:
-            guard(
-                lambda: frame.write_parquet(tmp, compression="zstd", statistics=statistics),
-                f"write {rel}",
-            )
-        staged = StagedFile(rel, sha256_of(tmp), tmp.stat().st_size)
-        self.wh.store.publish_file(rel, tmp, sha256=staged.sha256)
-        self.wh.mark_verified(rel)
+        try:
+            guard = self.wh.store.guarded
+            if isinstance(frame, bytes):
+                guard(lambda: tmp.write_bytes(frame), f"write {rel}")
+            elif isinstance(frame, Path):
+                guard(lambda: shutil.copyfile(frame, tmp), f"write {rel}")
+            elif isinstance(frame, pl.LazyFrame):  # streamed to disk: bounded memory
+                guard(
+                    lambda: frame.sink_parquet(tmp, compression="zstd", statistics=statistics),
+                    f"write {rel}",
+                )
+            else:
+                guard(
+                    lambda: frame.write_parquet(tmp, compression="zstd", statistics=statistics),
+                    f"write {rel}",
+                )
+            staged = StagedFile(rel, sha256_of(tmp), tmp.stat().st_size)
+            self.wh.store.publish_file(rel, tmp, sha256=staged.sha256)
+            self.wh.mark_verified(rel)
+        finally:
+            if self.wh.store.kind != "local":
+                # object storage: the folder is a local temporary one, and the file has been
+                # uploaded (or failed to be): nothing else removes it
+                self.discard_staging()
         return staged
 
     def put(self, layer: str, table: str, partition: str, frame) -> None:

@@ -4,13 +4,14 @@ published precision, artificial spellings and the two ways of rounding matchpoin
 from __future__ import annotations
 
 import json
+import math
 
 import polars as pl
 import pytest
 
 from tests.bridge.conftest import board_scores, ns_values, score
 from transforms.bridge.fields import two_winner
-from transforms.bridge.standings import _standings
+from transforms.bridge.standings import _imp_sum, _standings
 
 
 def line(board: int, ns: str, ew: str, score_ns: int) -> dict:
@@ -194,3 +195,12 @@ def test_exact_rounding_equals_per_board_when_nothing_is_rounded():
 def test_unknown_pct_rounding_is_refused():
     with pytest.raises(ValueError, match="pct_rounding"):
         score("matchpoints", MITCHELL, pct_rounding="nearest")
+
+
+def test_an_imp_total_of_float_noise_is_published_as_zero_not_minus_zero():
+    """-0.1 - 0.2 + 0.3 sums to -5.6e-17: rounded, -0.0, which one run published as "-0.0" and
+    another, summing in another order, as "0.0"."""
+    rows = pl.DataFrame({"pair": [1, 1, 1, 2, 2], "imp": [-0.1, -0.2, 0.3, 2.5, -1.0]})
+    got = rows.group_by("pair").agg(_imp_sum(pl.col("imp")).alias("imps")).sort("pair")
+    assert got["imps"].to_list() == [0.0, 1.5]
+    assert math.copysign(1.0, got["imps"][0]) == 1.0

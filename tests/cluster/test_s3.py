@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 import threading
 
 import polars as pl
@@ -25,7 +26,12 @@ from tests_support import SAMPLE, fail_at
 from .conftest import settings, split_landing
 
 
-def test_nightlies_and_a_backfill_on_s3_give_the_tables_of_a_local_folder(s3, tmp_path, capsys):
+def test_nightlies_and_a_backfill_on_s3_give_the_tables_of_a_local_folder(
+    s3, tmp_path, capsys, monkeypatch
+):
+    temporary = tmp_path / "tmp"  # where an S3 run stages its files
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     landing, later = split_landing(tmp_path)
     local, remote = tmp_path / "local", s3.url("wh")
     for warehouse in (local, remote):
@@ -45,6 +51,7 @@ def test_nightlies_and_a_backfill_on_s3_give_the_tables_of_a_local_folder(s3, tm
         backfill_run(settings(warehouse, landing), "2026-10", "2026-11")
     assert same(snapshot_all(remote), snapshot_all(local))
     assert Warehouse(remote).version() == Warehouse(local).version() == 3
+    assert not [p.name for p in temporary.iterdir() if p.name.startswith("duplirank-staging-")]
 
     # analysts: `duplirank sql --warehouse s3://…`, and nothing else than the listed files
     code = cli.main(

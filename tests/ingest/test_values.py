@@ -138,3 +138,38 @@ def test_bridge_and_face_a_face_bounds(tmp_path):
         (3, "points_made 18446744073709551616 out of range 0..3000"),
     ]
     assert_total(wh, bridge, ff)
+
+
+def test_timestamps_read_the_fast_way_as_the_general_layout_reads_them():
+    """`decode.typed` reads `"…Z"` timestamps with Polars' fixed-layout parser and the others
+    with TS_FORMAT: the same value, or the same null, as TS_FORMAT alone gives every text."""
+    import polars as pl
+
+    from flows.ingest import decode
+    from transforms.record_types import RECORD_TYPES
+
+    texts = [
+        '"2026-07-27T08:00:17Z"', '"2026-07-27T10:00:00+02:00"', '"2026-07-27T10:00:00-00:00"',
+        '"2024-02-29T10:00:00Z"', '"2026-02-29T10:00:00Z"', '"2026-07-27T24:00:00Z"',
+        '"2026-12-31T23:59:60Z"', '"0000-01-01T00:00:00Z"', '"9999-12-31T23:59:59Z"',
+        '"2026-13-01T00:00:00Z"', '"2026-01-01T00:60:00Z"', '"2026-01-01T00:00:00z"',
+        '"2026-01-01t00:00:00Z"', '"2026-01-01 00:00:00Z"', '"2026-01-01T00:00:00.5Z"',
+        '"2026-01-01T00:00:00.123456789Z"', '"2026-01-01T00:00:00+0200"', '"2026-01-01T00:00Z"',
+        '"2026-1-01T00:00:00Z"', '"+2026-01-01T00:00:00Z"', '" 2026-01-01T00:00:00Z"',
+        '"2026-01-01T00:00:00 Z"', '"2026-01-01T00:00:00ZZ"', '2026-01-01T00:00:00Z"',
+        '"2026-01-01T00:00:00Z', '"Z"', '""', "17", "null", None,
+    ]  # fmt: skip
+    rt = RECORD_TYPES["simultane.deal"]
+    field = next(f for f in rt.fields if rt.kind(f) == "ts")
+    rows = pl.DataFrame(
+        {f"_t_{f}": texts if f == field else [None] * len(texts) for f in rt.fields},
+        schema={f"_t_{f}": pl.String for f in rt.fields},
+    )
+    got = decode.typed(rt, rows, None)[field]
+    general = pl.col(f"_t_{field}").str.to_datetime(
+        decode.TS_FORMAT, strict=False, time_unit="us", time_zone="UTC"
+    )
+    expected = rows.select(general).to_series()
+    assert got.dtype == expected.dtype
+    assert got.cast(pl.Int64).to_list() == expected.cast(pl.Int64).to_list()  # year 0 too
+    assert got.is_not_null().sum() >= 10  # the valid ones are read

@@ -112,6 +112,24 @@ def test_not_a_terminal_is_plain():
     assert Reporter("auto", Console(file=io.StringIO())).mode == "plain"
 
 
+@pytest.mark.parametrize(
+    ("environ", "mode"),
+    [({}, "plain"), ({"TTY_COMPATIBLE": "1"}, "rich"), ({"FORCE_COLOR": "1"}, "rich"),
+     ({"FORCE_COLOR": ""}, "plain"), ({"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"}, "plain")],
+)  # fmt: skip
+def test_auto_mode_on_standard_error_as_rich_sees_it(monkeypatch, environ, mode):
+    """With no console given, `auto` chooses as rich's console of standard error does (a pipe
+    here), rich imported only when that may be a terminal."""
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    reporter = Reporter("auto")
+    assert reporter.mode == mode
+    assert reporter.mode == ("rich" if Console(stderr=True).is_terminal else "plain")
+
+
 def test_quiet_prints_only_errors():
     buffer = io.StringIO()
     reporter = Reporter("quiet", Console(file=buffer))

@@ -124,5 +124,6 @@ def test_ingest_runs_without_prefect(tmp_path):
     )
     assert "lines read: 1" in seen["stdout"]
     assert "prefect" not in seen["loaded"] and "sqlalchemy" not in seen["loaded"]
+    assert "rich" not in seen["loaded"]  # not a terminal: plain progress lines, no rich
     assert "dataframely" in seen["loaded"]
     assert "_RJEM_MALLOC_CONF" in seen["changed"]  # set before Polars was loaded

@@ -141,7 +141,7 @@ def _imp_totals(
         pl.col("real").sum().alias("real_boards"),
         # averaged Cavendish values are fractions: a float sum carries noise (1e-15) that
         # depends on the summing order; rounded off so totals, caps and VP are exact
-        pl.col("imp").sum().round(IMP_DIGITS).alias("imps"),
+        _imp_sum(pl.col("imp")).alias("imps"),
     )
     capped = opts.method in ROUND_CAP_METHODS and not opts.bog and not vp
     if capped:
@@ -160,12 +160,19 @@ def _imp_totals(
         .alias("directions"),
         pl.col("boards").sum(),
         pl.col("real_boards").sum(),
-        pl.col("imps").sum().round(IMP_DIGITS),
+        _imp_sum(pl.col("imps")).alias("imps"),
         hundredths(pl.col("vp_x100").sum()).alias("vp")
         if vp
         else pl.lit(None, pl.Float64).alias("vp"),
         pl.len().cast(pl.Int64).alias("rounds"),
     )
+
+
+def _imp_sum(imps: pl.Expr) -> pl.Expr:
+    """A sum of IMPs rounded to IMP_DIGITS, a zero always +0.0: noise of -1e-15 rounds to
+    -0.0, which would be published (and shown) as "-0.0" by one run and "0.0" by another."""
+    total = imps.sum().round(IMP_DIGITS)
+    return pl.when(total == 0).then(pl.lit(0.0)).otherwise(total)
 
 
 def _with_pair_names(totals: pl.DataFrame, scored: pl.DataFrame) -> pl.DataFrame:

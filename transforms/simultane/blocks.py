@@ -132,18 +132,39 @@ def open_deals(
         return index(pl.lit(month))
 
     block = [PLAYER, "block_no"]
-    spans = (
-        numbered.with_columns(
-            _full=pl.len().over(block) == opts.block_deals,
-            _end=pl.col("played_at").max().over(block),
+    # per block first: only a block not full, or whose deals start (or are stored) in a month
+    # before its end's and that ends after `first`, can have an open deal (most full blocks
+    # start and end in one month); the deals of the others are not looked at one by one
+    ends = (
+        numbered.group_by(block)
+        .agg(
+            _full=pl.len() == opts.block_deals,
+            _start=pl.col("played_at").min(),
+            _end=pl.col("played_at").max(),
+            _raw=pl.col("raw_month").min(),
         )
+        .with_columns(_end_month=index(month_expr("_end", tz)))
+        .filter(
+            ~pl.col("_full")
+            | (
+                (
+                    pl.min_horizontal(index(month_expr("_start", tz)), index(pl.col("_raw")))
+                    < pl.col("_end_month")
+                )
+                & (pl.col("_end_month") > lit(first))
+            )
+        )
+        .select(*block, "_full", "_end_month")
+    )
+    spans = (
+        numbered.join(ends, on=block, how="inner")
         .with_columns(
             _from=pl.max_horizontal(
                 pl.min_horizontal(index(month_expr("played_at", tz)), index(pl.col("raw_month"))),
                 lit(first),
             ),
             _to=pl.min_horizontal(
-                pl.when("_full").then(index(month_expr("_end", tz)) - 1).otherwise(lit(last)),
+                pl.when("_full").then(pl.col("_end_month") - 1).otherwise(lit(last)),
                 lit(last),
             ),
         )

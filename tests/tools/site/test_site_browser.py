@@ -73,9 +73,16 @@ def test_a_match_of_the_list_opens_at_its_section_of_the_day(browser, sample_sit
     assert page.url.endswith(f".html#m-{match}") and "/face-a-face/matches/" in page.url
     section = page.locator("article:target")
     assert section.locator("h2").inner_text() == f"Match {match}"
-    assert section.is_visible() and section.locator("h2").evaluate(
-        "h => h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().top < innerHeight"
-    )  # scrolled to it
+    assert section.is_visible()
+    # scrolled to it, once the new page is laid out (the click returns before: it may not be)
+    page.wait_for_function(
+        """() => {
+            const h = document.querySelector("article:target h2");
+            const top = h ? h.getBoundingClientRect().top : -1;
+            return top >= 0 && top < innerHeight;
+        }""",
+        timeout=5000,
+    )
     row = Warehouse(site_warehouse).scan("ff_matches").filter(pl.col("match_id") == match)
     mp_a, mp_b = row.select("mp_a", "mp_b").collect().row(0)
     deals = Warehouse(site_warehouse).scan("ff_deal_results").filter(pl.col("match_id") == match)
