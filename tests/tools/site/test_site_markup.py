@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup
 from markupsafe import escape as html_escape
 
 from flows.tools.site import markup
@@ -129,3 +130,52 @@ def test_rows_shown_by_a_macro_are_put_at_their_place():
     page = Page("x.html", "bad.html.j2", {"rows": Block(memoryview(b"<tr>"))})
     pieces = renderer.pieces(page)
     assert pieces == [b"<p>", page.data["rows"].view, b"</p>"]
+
+
+PROBE = (
+    "{% extends 'base.html.j2' %}{% set script = flag %}{% block content %}"
+    "{% if a %}<p title='{{ a }}'>{{ a ~ ' · ' ~ b }}</p>{% endif %}"
+    "{{ b if b == 'x' else b ~ '!' }}{{ 'same' if a == b else 'other' }}"
+    "{% for k, v in items %}<i>{{ loop.index }} {{ k }}={{ v }}</i>{% endfor %}"
+    "{{ m }}{{ n }}{% if n is none %}none{% endif %}{{ rows }}{% endblock %}"
+)
+texts = st.text(st.sampled_from(["x", "é", "<", "&", '"', "'", "\x00", " ", "·"]), max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pages=st.lists(
+        st.fixed_dictionaries(
+            {
+                "title": st.one_of(texts, st.just("Résultats duplirank")),
+                "crumbs": st.lists(st.tuples(texts, texts), max_size=2),
+                "flag": st.booleans(),
+                "a": texts,
+                "b": texts,
+                "items": st.lists(
+                    st.tuples(texts, st.one_of(texts, st.integers(0, 2))), max_size=3
+                ),
+                "m": st.sampled_from([Markup(""), Markup("<b>&amp;</b>")]),
+                "n": st.one_of(st.none(), st.integers(-2, 2), st.floats(-1, 1)),
+                "rows": st.sampled_from(["", "<tr>", b"\n<tr><td>1"]),
+            }
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages):
+    """Pages of one template, one after the other (a skeleton made for one page serves the
+    next of the same shape), are what Jinja2 renders for each: values escaped alike, the
+    template's tests and comparisons on them (empty or not, `==`) as on the values."""
+    renderer = Renderer("fr", labels("fr"), [("B<", "b.html")])
+    renderer.env.loader = jinja2.ChoiceLoader(
+        [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
+    )
+    for i, data in enumerate(pages):
+        rows = data["rows"]
+        given_data = {**data, "rows": Block(memoryview(rows)) if isinstance(rows, bytes) else rows}
+        page = Page(f"a/p{i}.html", "probe.html.j2", given_data)
+        shown = {**data, "rows": Markup(rows.decode()) if isinstance(rows, bytes) else rows}
+        expected = renderer.env.get_template("probe.html.j2").render(root="../", **shown)
+        assert renderer.text(page) == expected
