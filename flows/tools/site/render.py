@@ -72,7 +72,12 @@ def flatten(value, shape: list, values: list, kinds: list) -> None:
     elif kind is tuple or kind is list:
         shape += (_LIST, kind, len(value))
         for item in value:
-            flatten(item, shape, values, kinds)
+            if type(item) is str:  # (the most common item: walked here)
+                shape.append("t" if item else "")
+                values.append(item)
+                kinds.append(TEXT)
+            else:
+                flatten(item, shape, values, kinds)
     elif kind is dict:
         shape += (_DICT, tuple(value))
         for item in value.values():
@@ -195,7 +200,7 @@ class Escaped(dict):
         return shown
 
 
-SHARED, ESCAPED = 4096, 1 << 16  # lists and texts kept at most (then forgotten, all at once)
+SEEN, ESCAPED = 4096, 1 << 16  # lists and texts kept at most (then forgotten, all at once)
 MACROS = ("head_links", "site_header", "navigation", "table_open", "thead", "legend", "crumb_links")
 
 
@@ -217,7 +222,8 @@ class Renderer:
         self.env.globals.update({name: getattr(macros, name) for name in MACROS})
         self.env.globals["m"] = macros  # the other macros, without an import in each page
         self._skeletons: dict[tuple, list[Skeleton]] = {}
-        self._shared: dict[int, tuple] = {}  # id -> (list or tuple, its shape, values, kinds)
+        self._seen: dict[int, object] = {}  # id -> a list or tuple given to one page so far
+        self._shared: dict[int, tuple] = {}  # id -> (a list or tuple given to several, marker)
         self._escaped = Escaped()
 
     def pieces(self, page: Page) -> list:
@@ -226,37 +232,50 @@ class Renderer:
         shape: list = [page.template, tuple(data)]
         values: list = []
         kinds: list = []
-        for value in data.values():
-            self._flatten(value, shape, values, kinds)
+        shared: list = []
+        for name, value in data.items():
+            marker = self._shared_marker(value)
+            if marker is None:
+                flatten(value, shape, values, kinds)
+            else:
+                shape.append(marker)
+                shared.append(name)
         skeletons = self._skeletons.setdefault(tuple(shape), [])
         for skeleton in skeletons:
             if skeleton.holds(values):
                 return skeleton.fill(values, kinds, self._escaped)
-        skeleton = self.skeleton(page.template, data, kinds)
+        skeleton = self.skeleton(page.template, data, kinds, shared)
         skeletons.append(skeleton)
         return skeleton.fill(values, kinds, self._escaped)
 
-    def _flatten(self, value, shape: list, values: list, kinds: list) -> None:
-        """`flatten`, a list or tuple many pages share (their columns, breadcrumbs, a chart's
-        legend) walked once: kept by identity (page data is not changed once made)."""
+    def _shared_marker(self, value) -> tuple | None:
+        """For a list or tuple given to more than one page (their columns, breadcrumbs, a
+        chart's legend: the same object), a marker of that object in the shape: the skeleton
+        shows its values themselves (page data is not changed once made); else None."""
         if type(value) is not tuple and type(value) is not list:
-            flatten(value, shape, values, kinds)
-            return
-        known = self._shared.get(id(value))
-        if known is None or known[0] is not value:
-            if len(self._shared) >= SHARED:
-                self._shared.clear()
-            part: tuple = ([], [], [])
-            flatten(value, *part)
-            known = self._shared[id(value)] = (value, tuple(part[0]), part[1], part[2])
-        shape.append(known[1])
-        values += known[2]
-        kinds += known[3]
+            return None
+        key = id(value)
+        known = self._shared.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        if self._seen.get(key) is not value:
+            if len(self._seen) >= SEEN:
+                self._seen.clear()
+            self._seen[key] = value
+            return None
+        del self._seen[key]
+        known = self._shared[key] = (value, ("shared", len(self._shared)))
+        return known[1]
 
-    def skeleton(self, template: str, data: dict, kinds: list) -> Skeleton:
-        """`template` rendered with `data`'s tokens, split at them."""
+    def skeleton(self, template: str, data: dict, kinds: list, shared: list) -> Skeleton:
+        """`template` rendered with `data`'s tokens (but the `shared` values), split at them."""
         guards: list = []
-        text = self.env.get_template(template).render(with_tokens(data, kinds, guards, [0]))
+        count = [0]
+        given = {
+            name: value if name in shared else with_tokens(value, kinds, guards, count)
+            for name, value in data.items()
+        }
+        text = self.env.get_template(template).render(given)
         parts: list = text.split(MARK)
         if len(parts) % 2 == 0 or not all(p.isdigit() for p in parts[1::2]):
             raise ValueError(f"{template} changes a value's token (a filter on a value?)")
