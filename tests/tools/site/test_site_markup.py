@@ -158,6 +158,7 @@ texts = st.text(st.sampled_from(["x", "é", "<", "&", '"', "'", "\x00", " ", "·
                 "m": st.sampled_from([Markup(""), Markup("<b>&amp;</b>")]),
                 "n": st.one_of(st.none(), st.integers(-2, 2), st.floats(-1, 1)),
                 "rows": st.sampled_from(["", "<tr>", b"\n<tr><td>1"]),
+                "share": st.booleans(),
             }
         ),
         min_size=1,
@@ -166,13 +167,16 @@ texts = st.text(st.sampled_from(["x", "é", "<", "&", '"', "'", "\x00", " ", "·
 )
 def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages):
     """Pages of one template, one after the other (a skeleton made for one page serves the
-    next of the same shape), are what Jinja2 renders for each: values escaped alike, the
-    template's tests and comparisons on them (empty or not, `==`) as on the values."""
+    next of the same shape; a list given to several pages is in their skeleton), are what
+    Jinja2 renders for each: values escaped alike, the template's tests and comparisons on
+    them (empty or not, `==`) as on the values."""
     renderer = Renderer("fr", labels("fr"), [("B<", "b.html")])
     renderer.env.loader = jinja2.ChoiceLoader(
         [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
     )
     for i, data in enumerate(pages):
+        if data["share"]:  # the first page's list itself (columns many pages are given)
+            data["items"] = pages[0]["items"]
         rows = data["rows"]
         given_data = {**data, "rows": Block(memoryview(rows)) if isinstance(rows, bytes) else rows}
         page = Page(f"a/p{i}.html", "probe.html.j2", given_data)
