@@ -158,14 +158,15 @@ texts = st.text(st.sampled_from(["x", "é", "<", "&", '"', "'", "\x00", " ", "·
                 "m": st.sampled_from([Markup(""), Markup("<b>&amp;</b>")]),
                 "n": st.one_of(st.none(), st.integers(-2, 2), st.floats(-1, 1)),
                 "rows": st.sampled_from(["", "<tr>", b"\n<tr><td>1"]),
-                "share": st.booleans(),
+                "share": st.sampled_from([None, 0, 1]),
             }
         ),
         min_size=1,
         max_size=6,
-    )
+    ),
+    shared=st.lists(st.lists(st.tuples(texts, texts), max_size=2), min_size=2, max_size=2),
 )
-def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages):
+def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages, shared):
     """Pages of one template, one after the other (a skeleton made for one page serves the
     next of the same shape; a list given to several pages is in their skeleton), are what
     Jinja2 renders for each: values escaped alike, the template's tests and comparisons on
@@ -175,11 +176,26 @@ def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages):
         [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
     )
     for i, data in enumerate(pages):
-        if data["share"]:  # the first page's list itself (columns many pages are given)
-            data["items"] = pages[0]["items"]
+        if data["share"] is not None:  # a list other pages are given too (a table's columns)
+            data["items"] = shared[data["share"]]
         rows = data["rows"]
         given_data = {**data, "rows": Block(memoryview(rows)) if isinstance(rows, bytes) else rows}
         page = Page(f"a/p{i}.html", "probe.html.j2", given_data)
         shown = {**data, "rows": Markup(rows.decode()) if isinstance(rows, bytes) else rows}
         expected = renderer.env.get_template("probe.html.j2").render(root="../", **shown)
         assert renderer.text(page) == expected
+
+
+def test_pages_given_other_shared_lists_show_their_own():
+    """A list given to several pages is in their skeleton: pages given another such list
+    (the same shape) show theirs."""
+    renderer = Renderer("fr", labels("fr"))
+    renderer.env.loader = jinja2.ChoiceLoader(
+        [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
+    )
+    first, second = [("a", "<")], [("b", "&")]
+    base = {"title": "T", "crumbs": [], "flag": True, "a": "", "b": "x", "m": Markup("")}
+    for i, items in enumerate([first, first, second, second, first]):
+        data = {**base, "items": items, "n": None, "rows": ""}
+        expected = renderer.env.get_template("probe.html.j2").render(root="", **data)
+        assert renderer.text(Page(f"p{i}.html", "probe.html.j2", data)) == expected
