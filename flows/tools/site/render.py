@@ -89,8 +89,10 @@ def flatten(value, shape: list, values: list, kinds: list) -> None:
         kinds.append(BLOCK if block else MARKUP)
     elif value is None or kind is bool:
         shape.append(value)
-    else:  # a number or another value the template shows as it is
+    elif kind is int:
         shape += (_OTHER, kind, value)
+    else:  # another value the template shows as it is: by its text (0.0 ≠ -0.0, NaN = NaN)
+        shape += (_OTHER, kind, str(value))
 
 
 class _Text(str):
