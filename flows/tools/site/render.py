@@ -14,6 +14,9 @@ shape is the skeleton's text between the tokens and its own values in their plac
 escaped as the template escapes it (`markupsafe.escape`; markup and blocks as they are). A
 token compares as its value: each comparison the template makes (`title == w.site`) is a
 guard of the skeleton, and a page whose values compare otherwise gets a skeleton of its own.
+A list or tuple given to several pages (the same object: a table's columns) is in their
+skeleton as it is. A template shows, joins (`~`), compares and tests its texts; it does not
+measure, slice or filter them (a filter that changes a token is refused, `Renderer.skeleton`).
 """
 
 from __future__ import annotations
