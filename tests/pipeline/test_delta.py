@@ -2,7 +2,8 @@
 tournaments and bridge events of those rows, keeps the partition's other published rows
 (flows/steps/delta.py), and publishes exactly what rescoring every unit publishes: a
 tournament of an earlier day of the month sent again with a changed deal is rescored, and a
-rule change rescores every tournament of the partitions the nightly touches."""
+rule change or other scoring code (an upgrade) rescores every tournament of the partitions
+the nightly touches."""
 
 from __future__ import annotations
 
@@ -72,18 +73,21 @@ def recording(monkeypatch, module, name: str, column: str, seen: set) -> None:
     monkeypatch.setattr(module, name, recorded)
 
 
-@pytest.mark.parametrize("rule_change", [False, True])
+@pytest.mark.parametrize("rule_change", [None, "options", "code"])
 def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     tmp_path, monkeypatch, rule_change
 ):
     """Nine days, then the tenth with a deal of the second day sent again (and, with
-    rule_change, shorter deals counted as finished): the second nightly scores only the
-    tournaments and events it received (every tournament of January under new rules), and
-    publishes the tables of the same nightlies run with every unit rescored."""
+    rule_change, shorter deals counted as finished, or the scoring code changed): the second
+    nightly scores only the tournaments and events it received (every tournament of January
+    under new rules), and publishes the tables of the same nightlies run with every unit
+    rescored."""
     files = days_with_bridge(tmp_path / "days")
     resent = tmp_path / "resent.jsonl"
     tournament = resent_deal(files[1], resent)
-    rules = {"simultane": SimultaneOptions(deal_time_limit_s=40)} if rule_change else {}
+    rules = (
+        {"simultane": SimultaneOptions(deal_time_limit_s=40)} if rule_change == "options" else {}
+    )
 
     def nightlies(warehouse: Path, tournaments: set, events: set) -> None:
         landing = warehouse.parent / f"{warehouse.name}-landing"
@@ -94,6 +98,8 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
         shutil.copy(files[-1], landing / files[-1].name)
         shutil.copy(resent, landing / "zz-resent.jsonl")
         with monkeypatch.context() as m:
+            if rule_change == "code":
+                m.setattr(delta, "code_digest", lambda: "other scoring code")
             recording(m, simultane_tournaments, "score_tournaments", "tournament_id", tournaments)
             recording(m, bridge_event, "score_events", "event_id", events)
             settings = settings_for(warehouse, landing)
@@ -106,7 +112,16 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     )
     new = units_of(files[-1], "simultane.deal", "tournament_id") | {tournament}
     assert tournaments == (new | january if rule_change else new)
-    assert events == units_of(files[-1], "bridge.event", "event_id")
+    received = units_of(files[-1], "bridge.event", "event_id")
+    month = set().union(
+        *(
+            units_of(f, "bridge.event", "event_id")
+            for f in files
+            if f.name[:11] == files[-1].name[:11]
+        )
+    )  # every event of the partition the nightly touches: rescored by other code
+    assert received < month
+    assert events == (month if rule_change == "code" else received)
     assert tournament not in units_of(files[-1], "simultane.deal", "tournament_id")
 
     with monkeypatch.context() as m:  # every unit of the partitions rescored
