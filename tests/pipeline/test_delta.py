@@ -140,3 +140,37 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     )
     assert want["bridge_standings"].height and want["simultane_tournament_results"].height
     assert_equal(got, want)
+
+
+@pytest.mark.parametrize("compact_files", [32, 1])
+def test_new_tournaments_are_added_beside_the_published_files(tmp_path, monkeypatch, compact_files):
+    """A nightly of new tournaments only (the tenth day, in January's partition) keeps the
+    partition's published Simultané result files as they are and adds a file of the new
+    rows (or, past COMPACT_FILES files, rewrites the partition as one file); it publishes
+    what one fresh run of the ten days does."""
+    import flows.steps.simultane as simultane_step
+    from flows.storage.warehouse import Warehouse
+
+    monkeypatch.setattr(simultane_step, "COMPACT_FILES", compact_files)
+    files = days_with_bridge(tmp_path / "days")
+    landing, warehouse = tmp_path / "landing", tmp_path / "wh"
+    landing.mkdir()
+    for path in files[:-1]:
+        shutil.copy(path, landing / path.name)
+    nightly_run(settings_for(warehouse, landing))
+    key, results = ["raw_month=2026-01"], simultane_step.RESULTS
+    before = {t: Warehouse(warehouse).entries(t, key) for t in results}
+    shutil.copy(files[-1], landing / files[-1].name)
+    nightly_run(settings_for(warehouse, landing))
+    after = {t: Warehouse(warehouse).entries(t, key) for t in results}
+    for table in results:
+        assert len(before[table]) == 1
+        if compact_files > 1:
+            assert after[table][:-1] == before[table] and len(after[table]) == 2
+        else:
+            assert len(after[table]) == 1 and after[table] != before[table]
+
+    fresh_landing = tmp_path / "fresh-landing"
+    shutil.copytree(landing, fresh_landing)
+    nightly_run(settings_for(tmp_path / "fresh", fresh_landing))
+    assert_equal(tables(warehouse), tables(tmp_path / "fresh"))
