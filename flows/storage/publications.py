@@ -82,15 +82,13 @@ def history(
     current and whether it is official. `read(folder)`: the validated manifest of a
     publication folder (ManifestError or FileNotFoundError when it has none), if the caller
     reads them itself."""
+    read = read or (lambda folder: mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder))
     current = wh.store.read_pointer()
     records: list[Publication] = []
     for name in wh.store.folders(PUBLICATIONS):
         folder = f"{PUBLICATIONS}/{name}"
         try:
-            if read is not None:
-                manifest = read(folder)
-            else:
-                manifest = mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder)
+            manifest = read(folder)
         except (ManifestError, FileNotFoundError):
             continue
         created = _time(manifest.get("created_at"))
