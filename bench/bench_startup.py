@@ -6,6 +6,9 @@ Every figure is a whole process started from this checkout, as the `duplirank` c
 runs it (`bench/process.py`: interpreter, imports, the command, its exit), timed in rounds that
 alternate the commands and the floors, median of `--repeat` rounds:
   - floors: `python -c pass`, and Python + DuckDB (`import duckdb; duckdb.sql('select 1')`);
+  - a Prefect flow run of one no-op task against the server (`floor_prefect_flow_run`): what
+    any command that runs a Prefect flow pays before its own work (not a goal: the part of
+    a nightly's figures that Prefect sets);
   - `duplirank --help`;
   - `duplirank sql "select 1"` on a warehouse holding 5 ingested lines;
   - `duplirank ingest` of a 5-line Simultané file into a new warehouse;
@@ -47,6 +50,10 @@ from process import (  # noqa: E402
 
 GOALS_S = {"help": 0.25, "sql": 0.35, "ingest_5_lines": 0.8, "nightly_nothing_new": 2.0}
 FLOOR_DUCKDB = "import duckdb; duckdb.sql('select 1').fetchall()"
+FLOOR_PREFECT = """
+from prefect import flow, task
+flow(name="bench-floor")(lambda: task(name="no-op")(lambda: None)())()
+"""
 
 
 def main() -> None:
@@ -82,6 +89,7 @@ def main() -> None:
         cases = {
             "floor_python": python("pass"),
             "floor_python_duckdb": python(FLOOR_DUCKDB),
+            "floor_prefect_flow_run": python(FLOOR_PREFECT),
             "help": command("--help"),
             "sql": command("sql", "--warehouse", str(queried), "select 1"),
             "ingest_5_lines": None,  # a new warehouse each round

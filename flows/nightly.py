@@ -41,7 +41,7 @@ from flows.errors import UserError
 from flows.runs import Run, Summary, check_landing, open_run
 from flows.settings import Settings, load_settings
 from flows.steps import STEPS
-from flows.steps.plan import first_month
+from flows.steps.plan import first_changed_month, first_month
 from flows.storage.operations import Operation
 from transforms.calendar import month_of
 
@@ -173,7 +173,10 @@ def rescore(run: Run, plan: dict[str, list[str]], floor: str | None = None) -> N
                 bar.advance(len(batch))
             bar.update(detail="")
         if STEPS[competition].history is not None:
-            first = first_month(parts, floor)
+            if floor is None:  # a nightly: from the first month its rescore changed
+                first = first_changed_month(run.context(), competition, parts)
+            else:
+                first = first_month(parts, floor)
             with progress.stage(f"history {competition}") as bar:
                 bar.update(detail=f"from {first}")
                 run.stage(histories(run, competition, first, from_scratch=floor is not None))

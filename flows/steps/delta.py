@@ -9,16 +9,20 @@ a full rescore would publish again. The partition is rescored whole instead when
 - the run is a backfill (`from_scratch`, or no file added: it rescores every unit);
 - the run replaced or removed bronze files of the partition (not a delivery);
 - an earlier run left the partition dirty (`duplirank ingest`: its new rows are published);
-- its published results were scored under other rules, or under no recorded rules
-  (`scoring_rules`: the digest of the rules each partition was last scored with);
+- its published results were scored under other rules or by other code, or under no
+  recorded rules (`scoring_rules`: a digest of the options and of the scoring code each
+  partition was last scored with: after an upgrade, a month is not left half scored by the
+  old code);
 - a published data issue of the partition names no unit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
+from pathlib import Path
 
 import polars as pl
 
@@ -57,12 +61,27 @@ class Delta:
 
 
 def rules_digest(options: object) -> str:
-    """A digest of the rules (options dataclass, or any JSON-able value) a partition is
-    scored with."""
+    """A digest of the rules a partition is scored with: the options (a dataclass, or any
+    JSON-able value) and the code that scores (`code_digest`)."""
     if dataclasses.is_dataclass(options):
         options = dataclasses.asdict(options)
-    text = json.dumps(options, sort_keys=True, default=str)
+    text = json.dumps({"options": options, "code": code_digest()}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+SCORING_CODE = ("transforms/**/*.py", "sql/**/*.sql", "flows/steps/*.py")
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the sources of the code that scores (the rules' transforms, the SQL
+    models, the steps), as this process runs them."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for path in sorted(p for pattern in SCORING_CODE for p in root.glob(pattern)):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def put_rules(tx, competition: str, part: str, digest: str) -> None:

@@ -61,7 +61,7 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
         tables=(("silver", "ff_deal_results"), ("silver", "ff_match_scores")),
         unit_types=("ff.match", "ff.deal"),
         month_of_unit=("ff.match", month_expr("created_at", opts.timezone)),
-        rules=None,  # a match's scores read the other matches of its day (rematches)
+        rules=None,  # a match's scores read the other matches of its month (rematches)
     )
     tx, key = ctx.transaction(), f"{RAW_MONTH}={part}"
     view = [*ctx.pending, *ops]

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from flows.steps.context import (
+    COMPACT_FILES,
     StepContext,
     buckets,
     compact_bronze,
@@ -27,7 +28,7 @@ from flows.steps.context import (
     rescored_partitions,
     resolved,
 )
-from flows.steps.delta import delta, kept_rows, put_rules, rules_digest
+from flows.steps.delta import Delta, delta, kept_rows, put_rules, rules_digest
 from flows.steps.isolate import failure_issues, isolated
 from flows.steps.outputs import put_history, put_issues
 from flows.storage.operations import Operation
@@ -67,7 +68,9 @@ def deal_span(deal_results: pl.DataFrame) -> pl.DataFrame:
 def month_step(ctx: StepContext, part: str) -> list[Operation]:
     """Deal and tournament results of one partition, in tournament batches of ≤ batch_rows:
     of every tournament, or (a nightly's delivery, delta.py) of the tournaments its new
-    bronze holds, the published rows of the others kept."""
+    bronze holds, the published rows of the others kept — in their files, the new rows added
+    beside them, when no published row is of a rescored tournament (the partition is
+    rewritten as one file once it holds more than COMPACT_FILES)."""
     from transforms.simultane.scoring import tournament_month
     from transforms.simultane.tournaments import score_tournaments
 
@@ -77,16 +80,20 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     tx = ctx.transaction()
     raw = ctx.bronze("simultane.deal", [part]).with_columns(tournament_month(opts).alias("month"))
     count = buckets(raw.select(pl.len()).collect().item(), ctx.settings.batch_rows)
+    key = f"{RAW_MONTH}={part}"
+    # a delivery of new tournaments only: the published files stay, the new rows are added
+    added = change is not None and _only_new_units(ctx, key, change)
+    kept: dict[str, pl.LazyFrame | None] = {}
     if change is not None:
         raw = change.bronze(ctx, "simultane.deal").with_columns(
             tournament_month(opts).alias("month")
         )
-        kept = {
-            table: kept_rows(ctx, table, part, change, TOURNAMENT)
-            for table in ("simultane_deal_results", "simultane_tournament_results")
-        }
-    key = f"{RAW_MONTH}={part}"
+        if not added:
+            kept = {table: kept_rows(ctx, table, part, change, TOURNAMENT) for table in RESULTS}
     issue_parts, spans, written = [], [], False
+    if added:  # the span of the rows kept in their files
+        published = ctx.wh.scan(RESULTS[0], [key], pending=list(ctx.pending))
+        spans.append(deal_span(published.select(*SPAN_SOURCE).collect()))
     for bucket in range(count):
         mine = in_bucket(TOURNAMENT, bucket, count)
         deals, superseded = resolved(raw.filter(mine), "simultane.deal")
@@ -117,16 +124,18 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
             continue
         spans.append(deal_span(deal_results))
         # written batch by batch: a partition never sits in memory whole
-        write = tx.add if written else tx.put
+        write = tx.add if written or added else tx.put
         write("silver", "simultane_deal_results", key, deal_results)
         write("silver", "simultane_tournament_results", key, tournaments)
         tx.put_schema("silver", "simultane_deal_results", deal_results)
         tx.put_schema("silver", "simultane_tournament_results", tournaments)
         written = True
         del deals, deal_results, tournaments
-    if change is not None and not written:  # every tournament left out
-        for table in ("simultane_deal_results", "simultane_tournament_results"):
+    if change is not None and not written and not added:  # every tournament left out
+        for table in RESULTS:
             tx.remove(table, key)
+    for table in RESULTS if added else ():  # one file a delivery, up to COMPACT_FILES
+        tx.compact("silver", table, key, max_files=COMPACT_FILES)
     span = pl.concat([deal_span(pl.DataFrame(schema=SPAN_SOURCE)), *spans]).select(
         pl.lit(part).alias(RAW_MONTH),
         pl.col("rows").sum(),
@@ -143,6 +152,22 @@ def month_step(ctx: StepContext, part: str) -> list[Operation]:
     put_issues(tx, "simultane", part, issues)
     put_rules(tx, "simultane", part, digest)
     return tx.ops
+
+
+RESULTS = ("simultane_deal_results", "simultane_tournament_results")
+
+
+def _only_new_units(ctx: StepContext, key: str, change: Delta) -> bool:
+    """Whether the partition's published results (both tables have some) hold no row of
+    the tournaments a nightly rescores: its rows are then kept in their files as they are."""
+    pending = list(ctx.pending)
+    for table in RESULTS:
+        if not ctx.wh.entries(table, [key], pending=pending):
+            return False
+        rows = ctx.wh.scan(table, [key], pending=pending)
+        if rows.select(change.changed().any()).collect().item():
+            return False
+    return True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,6 +16,7 @@ for ever (`retention.keep_official`):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -71,15 +72,23 @@ def _time(text: str | bytes | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def history(wh: Published, timezone: str, now: datetime | None = None) -> list[Publication]:
+def history(
+    wh: Published,
+    timezone: str,
+    now: datetime | None = None,
+    read: Callable[[str], dict] | None = None,
+) -> list[Publication]:
     """The stored publications with a readable manifest, oldest first, each with when it was
-    current and whether it is official."""
+    current and whether it is official. `read(folder)`: the validated manifest of a
+    publication folder (ManifestError or FileNotFoundError when it has none), if the caller
+    reads them itself."""
+    read = read or (lambda folder: mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder))
     current = wh.store.read_pointer()
     records: list[Publication] = []
     for name in wh.store.folders(PUBLICATIONS):
         folder = f"{PUBLICATIONS}/{name}"
         try:
-            manifest = mf.parse(wh.store.read_bytes(f"{folder}/{MANIFEST}"), folder)
+            manifest = read(folder)
         except (ManifestError, FileNotFoundError):
             continue
         created = _time(manifest.get("created_at"))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from flows.errors import UserError
@@ -77,15 +78,38 @@ def read_publication(wh: Published, folder: str) -> dict:
     return mf.parse(data, folder)
 
 
+def read_publications(wh: Published) -> Callable[[str], dict]:
+    """`read_publication` of this warehouse, each folder's manifest read and validated once
+    (a manifest that is not valid raises its ManifestError each time)."""
+    read: dict[str, dict | ManifestError] = {}
+
+    def manifest(folder: str) -> dict:
+        if folder not in read:
+            try:
+                read[folder] = read_publication(wh, folder)
+            except ManifestError as err:
+                read[folder] = err
+        found = read[folder]
+        if isinstance(found, ManifestError):
+            raise ManifestError(str(found))
+        return found
+
+    return manifest
+
+
 def kept_publications(
-    wh: Published, policy: RetentionPolicy, now: datetime | None = None
+    wh: Published,
+    policy: RetentionPolicy,
+    now: datetime | None = None,
+    read: Callable[[str], dict] | None = None,
 ) -> set[str]:
-    """The published publications whose files are kept (see the module's docstring)."""
+    """The published publications whose files are kept (see the module's docstring);
+    `read`: how their manifests are read (`read_publications`)."""
     from flows.storage.publications import history
 
     now = now or datetime.now(UTC)
     cutoff = now - timedelta(days=policy.days)
-    records = [r for r in history(wh, policy.timezone, now) if r.current_from is not None]
+    records = [r for r in history(wh, policy.timezone, now, read) if r.current_from is not None]
     kept = set()
     ended = sorted(
         (r for r in records if not r.is_current and r.current_until is not None),
@@ -116,7 +140,8 @@ def collect_garbage(
     current = wh.publication()
     grace = wh.store.gc_grace_s
     young = time.time() - grace  # on object storage: newer may belong to a run in flight
-    keep = kept_publications(wh, policy, now)
+    read = read_publications(wh)  # each manifest read once: for what is kept, for its files
+    keep = kept_publications(wh, policy, now, read)
     listed: set[str] = set()
     kept: list[str] = []
     expired: list[str] = []
@@ -128,7 +153,7 @@ def collect_garbage(
                 expired.append(folder)
             continue
         try:
-            manifest = read_publication(wh, folder)
+            manifest = read(folder)
         except ManifestError:
             if folder == current or _age_ok(wh, folder, cutoff):
                 # an unreadable publication (a crashed commit, damage): it may list files we

@@ -57,6 +57,9 @@ def build_database(wh, manifest: dict, target: str) -> dict:
         con = duckdb.connect(str(tmp))
         try:
             store.prepare_duckdb(con)
+            # the Parquet footers the views' binding reads are kept for the check that every
+            # view answers (the same files, on this connection: read once, not twice)
+            con.execute("set parquet_metadata_cache = true")
             # one commit, not one per view and comment; the statements sent at once (one
             # call each: ~0.2 ms a statement, 300 comments, every run)
             con.execute("begin transaction")

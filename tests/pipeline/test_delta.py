@@ -2,7 +2,8 @@
 tournaments and bridge events of those rows, keeps the partition's other published rows
 (flows/steps/delta.py), and publishes exactly what rescoring every unit publishes: a
 tournament of an earlier day of the month sent again with a changed deal is rescored, and a
-rule change rescores every tournament of the partitions the nightly touches."""
+rule change or other scoring code (an upgrade) rescores every tournament of the partitions
+the nightly touches."""
 
 from __future__ import annotations
 
@@ -72,18 +73,21 @@ def recording(monkeypatch, module, name: str, column: str, seen: set) -> None:
     monkeypatch.setattr(module, name, recorded)
 
 
-@pytest.mark.parametrize("rule_change", [False, True])
+@pytest.mark.parametrize("rule_change", [None, "options", "code"])
 def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     tmp_path, monkeypatch, rule_change
 ):
     """Nine days, then the tenth with a deal of the second day sent again (and, with
-    rule_change, shorter deals counted as finished): the second nightly scores only the
-    tournaments and events it received (every tournament of January under new rules), and
-    publishes the tables of the same nightlies run with every unit rescored."""
+    rule_change, shorter deals counted as finished, or the scoring code changed): the second
+    nightly scores only the tournaments and events it received (every tournament of January
+    under new rules), and publishes the tables of the same nightlies run with every unit
+    rescored."""
     files = days_with_bridge(tmp_path / "days")
     resent = tmp_path / "resent.jsonl"
     tournament = resent_deal(files[1], resent)
-    rules = {"simultane": SimultaneOptions(deal_time_limit_s=40)} if rule_change else {}
+    rules = (
+        {"simultane": SimultaneOptions(deal_time_limit_s=40)} if rule_change == "options" else {}
+    )
 
     def nightlies(warehouse: Path, tournaments: set, events: set) -> None:
         landing = warehouse.parent / f"{warehouse.name}-landing"
@@ -94,6 +98,8 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
         shutil.copy(files[-1], landing / files[-1].name)
         shutil.copy(resent, landing / "zz-resent.jsonl")
         with monkeypatch.context() as m:
+            if rule_change == "code":
+                m.setattr(delta, "code_digest", lambda: "other scoring code")
             recording(m, simultane_tournaments, "score_tournaments", "tournament_id", tournaments)
             recording(m, bridge_event, "score_events", "event_id", events)
             settings = settings_for(warehouse, landing)
@@ -106,7 +112,16 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     )
     new = units_of(files[-1], "simultane.deal", "tournament_id") | {tournament}
     assert tournaments == (new | january if rule_change else new)
-    assert events == units_of(files[-1], "bridge.event", "event_id")
+    received = units_of(files[-1], "bridge.event", "event_id")
+    month = set().union(
+        *(
+            units_of(f, "bridge.event", "event_id")
+            for f in files
+            if f.name[:11] == files[-1].name[:11]
+        )
+    )  # every event of the partition the nightly touches: rescored by other code
+    assert received < month
+    assert events == (month if rule_change == "code" else received)
     assert tournament not in units_of(files[-1], "simultane.deal", "tournament_id")
 
     with monkeypatch.context() as m:  # every unit of the partitions rescored
@@ -125,3 +140,37 @@ def test_a_nightly_rescores_the_units_it_receives_as_a_full_rescore_does(
     )
     assert want["bridge_standings"].height and want["simultane_tournament_results"].height
     assert_equal(got, want)
+
+
+@pytest.mark.parametrize("compact_files", [32, 1])
+def test_new_tournaments_are_added_beside_the_published_files(tmp_path, monkeypatch, compact_files):
+    """A nightly of new tournaments only (the tenth day, in January's partition) keeps the
+    partition's published Simultané result files as they are and adds a file of the new
+    rows (or, past COMPACT_FILES files, rewrites the partition as one file); it publishes
+    what one fresh run of the ten days does."""
+    import flows.steps.simultane as simultane_step
+    from flows.storage.warehouse import Warehouse
+
+    monkeypatch.setattr(simultane_step, "COMPACT_FILES", compact_files)
+    files = days_with_bridge(tmp_path / "days")
+    landing, warehouse = tmp_path / "landing", tmp_path / "wh"
+    landing.mkdir()
+    for path in files[:-1]:
+        shutil.copy(path, landing / path.name)
+    nightly_run(settings_for(warehouse, landing))
+    key, results = ["raw_month=2026-01"], simultane_step.RESULTS
+    before = {t: Warehouse(warehouse).entries(t, key) for t in results}
+    shutil.copy(files[-1], landing / files[-1].name)
+    nightly_run(settings_for(warehouse, landing))
+    after = {t: Warehouse(warehouse).entries(t, key) for t in results}
+    for table in results:
+        assert len(before[table]) == 1
+        if compact_files > 1:
+            assert after[table][:-1] == before[table] and len(after[table]) == 2
+        else:
+            assert len(after[table]) == 1 and after[table] != before[table]
+
+    fresh_landing = tmp_path / "fresh-landing"
+    shutil.copytree(landing, fresh_landing)
+    nightly_run(settings_for(tmp_path / "fresh", fresh_landing))
+    assert_equal(tables(warehouse), tables(tmp_path / "fresh"))

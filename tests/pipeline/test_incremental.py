@@ -221,3 +221,28 @@ def test_a_nightly_reads_the_state_not_the_months_before_it(tmp_path, monkeypatc
     assert read and not earlier & set(read)
     nightly_run(settings_for(tmp_path / "fresh", landing))
     assert_equal(tables(tmp_path / "nightly"), tables(tmp_path / "fresh"))
+
+
+def test_a_nightly_leaves_the_months_before_its_units_as_published(tmp_path):
+    """A nightly of March's 3rd to 5th (after a first nightly up to March 2nd) rescores
+    March's partitions, whose records are all of March: the history tables of February
+    (Simultané daily and monthly, Face-à-Face matches, Elo and ranking) keep their files;
+    it publishes what one fresh run does."""
+    files, _ = day_files(tmp_path / "days", days=45)
+    landing, warehouse = tmp_path / "landing", tmp_path / "nightly"
+    landing.mkdir()
+    for path in files[:42]:
+        shutil.copy(path, landing / path.name)
+    nightly_run(settings_for(warehouse, landing))
+    february = ["simultane_daily", "simultane_monthly", "ff_matches", "ff_elo",
+                "ff_monthly_ranking"]  # fmt: skip
+    before = {t: Warehouse(warehouse).entries(t, ["month=2026-02"]) for t in february}
+    for path in files[42:]:
+        shutil.copy(path, landing / path.name)
+    summary = nightly_run(settings_for(warehouse, landing))
+    assert summary.rebuilt["simultane"] == ["2026-03"]
+    for table in february:
+        assert before[table], table
+        assert Warehouse(warehouse).entries(table, ["month=2026-02"]) == before[table], table
+    nightly_run(settings_for(tmp_path / "fresh", landing))
+    assert_equal(tables(warehouse), tables(tmp_path / "fresh"))
