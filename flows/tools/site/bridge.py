@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from flows.tools.site import paths
 from flows.tools.site.deal import contract_markup, diagram, seat
-from flows.tools.site.fmt import MISSING, escape, num, num_value, text
+from flows.tools.site.fmt import MISSING, escape, num, num_value, number, text
 from flows.tools.site.labels import month_name
 from flows.tools.site.model import NO_PREVIOUS, Previous, Reuse, fingerprints
 from flows.tools.site.render import Page
@@ -243,10 +243,10 @@ def standing_tables(ordered: pl.DataFrame, w: dict, lang: str, root: str) -> tup
                 html=names,
             ),
             Col(w["total"], total, num=True),
-            *([Col(w["pct"], num(pl.col("pct"), 2, lang), num=True)] if mp else []),
-            *([Col(w["imp"], num(pl.col("imps"), 2, lang), num=True)] if vp and not mp else []),
-            *([Col(w["vp"], num(pl.col("vp"), 2, lang), num=True)] if vp else []),
-            *([Col(w["penalties"], num(pl.col("penalties"), 2, lang), num=True)] if pen else []),
+            *([Col(w["pct"], number(pl.col("pct"), 2, lang), num=True)] if mp else []),
+            *([Col(w["imp"], number(pl.col("imps"), 2, lang), num=True)] if vp and not mp else []),
+            *([Col(w["vp"], number(pl.col("vp"), 2, lang), num=True)] if vp else []),
+            *([Col(w["penalties"], number(pl.col("penalties"), 2, lang), num=True)] if pen else []),
         ]
         rows |= bodies(part, ["event_id", "section", "field"], cols, root)
         cols_of |= dict.fromkeys(part["event_id"].unique().to_list(), cols)
@@ -321,16 +321,16 @@ def traveller_columns(w: dict, lang: str) -> dict[bool, list[Col]]:
     return {
         True: head
         + [
-            Col(w["mp_ns"], num(pl.col("mp"), 2, lang), num=True),
-            Col(w["mp_ew"], num(pl.col("mp_ew"), 2, lang), num=True),
-            Col(w["pct_ns"], num(pl.col("pct"), 2, lang), num=True),
-            Col(w["pct_ew"], num(pl.col("pct_ew"), 2, lang), num=True),
+            Col(w["mp_ns"], number(pl.col("mp"), 2, lang), num=True),
+            Col(w["mp_ew"], number(pl.col("mp_ew"), 2, lang), num=True),
+            Col(w["pct_ns"], number(pl.col("pct"), 2, lang), num=True),
+            Col(w["pct_ew"], number(pl.col("pct_ew"), 2, lang), num=True),
             round_col,
         ],
         False: head
         + [
-            Col(w["imp_ns"], num(pl.col("imp"), 2, lang), num=True),
-            Col(w["imp_ew"], num(pl.col("imp_ew"), 2, lang), num=True),
+            Col(w["imp_ns"], number(pl.col("imp"), 2, lang), num=True),
+            Col(w["imp_ew"], number(pl.col("imp_ew"), 2, lang), num=True),
             round_col,
         ],
     }
@@ -359,10 +359,10 @@ def card_columns(w: dict, lang: str) -> dict[bool, list[Col]]:
     return {
         True: head
         + [
-            Col(w["mp"], num(pl.col("mp"), 2, lang), num=True),
-            Col(w["pct"], num(pl.col("pct"), 2, lang), num=True),
+            Col(w["mp"], number(pl.col("mp"), 2, lang), num=True),
+            Col(w["pct"], number(pl.col("pct"), 2, lang), num=True),
         ],
-        False: head + [Col(w["imp"], num(pl.col("imp"), 2, lang), num=True)],
+        False: head + [Col(w["imp"], number(pl.col("imp"), 2, lang), num=True)],
     }
 
 

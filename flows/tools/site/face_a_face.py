@@ -19,8 +19,9 @@ from markupsafe import escape as html_escape
 
 from flows.tools.chart import IN_WINDOW
 from flows.tools.site import markup, paths
-from flows.tools.site.fmt import MISSING, escape, local_time, mapped, num, scaled, text
+from flows.tools.site.fmt import MISSING, escape, mapped, minute, num, number, scaled, text
 from flows.tools.site.labels import month_name
+from flows.tools.site.markup import Keyed
 from flows.tools.site.model import (
     NO_PREVIOUS,
     Previous,
@@ -97,11 +98,14 @@ def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> lis
     return sorted(set(ranking["month"].to_list()) | set(matches["month"].drop_nulls().to_list()))
 
 
-def _elo_change(before: str, after: str) -> pl.Expr:
-    """ "1600 → 1616" (– without a rating)."""
-    b, a = scaled(pl.col(before), 0), scaled(pl.col(after), 0)
-    change = pl.concat_str(_int(b), pl.lit(" → "), _int(a).fill_null(MISSING))
-    return pl.when(b.is_null()).then(pl.lit(MISSING)).otherwise(change)
+def _elo_change(before: str, after: str) -> Keyed:
+    """ "1600 → 1616" (– without a rating), shown once per pair of rounded ratings."""
+
+    def show(b: pl.Expr, a: pl.Expr) -> pl.Expr:
+        change = pl.concat_str(_int(b), pl.lit(" → "), _int(a).fill_null(MISSING))
+        return pl.when(b.is_null()).then(pl.lit(MISSING)).otherwise(change)
+
+    return Keyed.of(show, scaled(pl.col(before), 0), scaled(pl.col(after), 0))
 
 
 def _int(value: pl.Expr) -> pl.Expr:
@@ -109,8 +113,11 @@ def _int(value: pl.Expr) -> pl.Expr:
     return pl.concat_str(sign, value.abs().cast(pl.String))
 
 
-def _score() -> pl.Expr:
-    return pl.concat_str(text(pl.col("mp_a")), pl.lit(" – "), text(pl.col("mp_b")))
+def _score() -> Keyed:
+    """The match points, "9 – 7", shown once per pair."""
+    return Keyed.of(
+        lambda a, b: pl.concat_str(text(a), pl.lit(" – "), text(b)), pl.col("mp_a"), pl.col("mp_b")
+    )
 
 
 def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
@@ -123,15 +130,15 @@ def match_cols(w: dict, lang: str, timezone: str) -> list[Col]:
     counts = pl.col("counts_for_ranking").fill_null(False)
     return [
         Col(w["match"], pl.col("match_id"), href=MATCH_LINK, th=True),
-        Col(w["date"], local_time(pl.col("when"), timezone)),  # ISO: sorts as text
+        Col(w["date"], minute(pl.col("when"), timezone)),  # ISO: sorts as text
         Col(w["type"], mapped(pl.col("match_type"), w["match_types"])),
         Col(w["player_1"], pl.col("player_a"), href=player_link("player_a", FOLDER)),
         Col(w["player_2"], pl.col("player_b"), href=player_link("player_b", FOLDER)),
         Col(w["score"], _score(), num=True, sort=(pl.col("mp_a") - pl.col("mp_b")).cast(pl.String)),
         Col(w["outcome"], mapped(pl.col("outcome_a"), w["outcomes"])),
         Col(w["status"], status),
-        Col(w["points_1"], num(pl.col("value_a"), 0, lang), num=True),
-        Col(w["points_2"], num(pl.col("value_b"), 0, lang), num=True),
+        Col(w["points_1"], number(pl.col("value_a"), 0, lang), num=True),
+        Col(w["points_2"], number(pl.col("value_b"), 0, lang), num=True),
         Col(w["elo_1"], _elo_change("elo_a_before", "elo_a_after"), num=True),
         Col(w["elo_2"], _elo_change("elo_b_before", "elo_b_after"), num=True),
         Col(
@@ -226,8 +233,8 @@ def ranking_cols(w: dict, lang: str) -> list[Col]:
     return [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_link("player_id", FOLDER), th=True),
-        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
-        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["points"], number(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], number(pl.col("elo"), 0, lang), num=True),
         Col(w["n_matches"], text(pl.col("matches")), num=True),
         Col(w["attaque_counted"], text(pl.col("attaque_counted")), num=True),
         Col(w["classique_counted"], text(pl.col("classique_counted")), num=True),
@@ -259,13 +266,14 @@ def deal_cols(w: dict) -> list[Col]:
     ]
 
 
-def _fact(label: str, value: pl.Expr, optional: bool = False) -> list:
+def _fact(label: str, value: pl.Expr | Keyed, optional: bool = False) -> list:
     """A fact of a match's article (row format); an `optional` one only when there is one."""
     opening = f"<div><dt>{html_escape(label)}<dd>"
     if optional:
         shown = pl.concat_str(pl.lit(opening), escape(value), pl.lit("</div>"))
         return [pl.when(value.is_not_null()).then(shown).otherwise(pl.lit(""))]
-    return [opening, escape(value).fill_null(MISSING), "</div>"]
+    shown = value if isinstance(value, Keyed) else escape(value).fill_null(MISSING)
+    return [opening, shown, "</div>"]
 
 
 def _linked(column: str) -> pl.Expr:
@@ -301,7 +309,7 @@ def article_head(w: dict, lang: str, timezone: str) -> list:
         '">\n<h2>',
         title,
         "</h2>\n" + '<dl class="facts">',
-        *_fact(w["date"], local_time(pl.col("when"), timezone)),
+        *_fact(w["date"], minute(pl.col("when"), timezone)),
         *_fact(w["type"], mapped(pl.col("match_type"), w["match_types"])),
         f"<div><dt>{html_escape(w['player_1'])}<dd>",
         _linked("player_a"),
@@ -315,8 +323,8 @@ def article_head(w: dict, lang: str, timezone: str) -> list:
         *_fact(w["status"], mapped(pl.col("status"), w["statuses"])),
         *_fact(w["elo_1"], _elo_change("elo_a_before", "elo_a_after")),
         *_fact(w["elo_2"], _elo_change("elo_b_before", "elo_b_after")),
-        *_fact(w["points_1"], num(pl.col("value_a"), 0, lang)),
-        *_fact(w["points_2"], num(pl.col("value_b"), 0, lang)),
+        *_fact(w["points_1"], number(pl.col("value_a"), 0, lang)),
+        *_fact(w["points_2"], number(pl.col("value_b"), 0, lang)),
         *_fact(w["ranked"], ranked),
         *_fact(w["timeouts"], timeouts, optional=True),
         "</dl>",
@@ -439,8 +447,8 @@ def player_month_cols(w: dict, lang: str, latest: str | None) -> list[Col]:
     return [
         Col(w["month"], pl.col("month"), href=month_page, th=True),
         rank_cell(w, "rank", latest, month_page),
-        Col(w["points"], num(pl.col("points"), 2, lang), num=True),
-        Col(w["elo"], num(pl.col("elo"), 0, lang), num=True),
+        Col(w["points"], number(pl.col("points"), 2, lang), num=True),
+        Col(w["elo"], number(pl.col("elo"), 0, lang), num=True),
         Col(w["n_matches"], text(pl.col("matches")), num=True, href=matches),
     ]
 

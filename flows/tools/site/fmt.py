@@ -11,6 +11,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import polars as pl
 
 from flows.tools.site.labels import DECIMAL
+from flows.tools.site.markup import Keyed
 
 MISSING = "–"
 
@@ -42,6 +43,29 @@ def num_scaled(scaled: pl.Expr, decimals: int, lang: str) -> pl.Expr:
             (magnitude % scale).cast(pl.String).str.zfill(decimals),
         )
     return pl.when(scaled.is_null()).then(pl.lit(MISSING)).otherwise(text)
+
+
+def number(expr: pl.Expr, decimals: int, lang: str) -> Keyed:
+    """`num` as a part of a row's markup (`markup.Keyed`): shown once per distinct rounded
+    value, not once per row."""
+    return Keyed.of(lambda k: num_scaled(k, decimals, lang), scaled(expr, decimals))
+
+
+def minute(expr: pl.Expr, timezone: str, pattern: str = "%Y-%m-%d %H:%M") -> Keyed:
+    """`local_time` (to the minute, or the local day with a pattern of days) as a part of a
+    row's markup, shown once per distinct minute or day."""
+    if "%H" in pattern or "%M" in pattern:
+        return Keyed.of(
+            lambda k: local_time(
+                (k * 60_000_000).cast(pl.Datetime("us", "UTC")), timezone, pattern
+            ),  # fmt: skip
+            expr.dt.epoch("s").floordiv(60),
+        )
+    local_day = expr.dt.convert_time_zone(timezone).dt.date().cast(pl.Int32)
+    return Keyed.of(
+        lambda k: k.cast(pl.Int32).cast(pl.Date).dt.strftime(pattern).fill_null(MISSING),
+        local_day,
+    )
 
 
 def text(expr: pl.Expr) -> pl.Expr:

@@ -13,15 +13,31 @@ a small one by hash, without a join.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-Item = str | pl.Expr
+KEY = "_k"  # the column of distinct key values `Keyed.show` gets (`_k0`, `_k1`… for several)
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A part shown from keys: `keys`, expressions of the row (integers, booleans, dates or a
+    few distinct texts: cheap to code), and `show(*columns)`, the markup of each distinct
+    combination of key values (the columns of distinct values, in the order of `keys`)."""
+
+    keys: tuple[pl.Expr, ...]
+    show: Callable[..., pl.Expr]
+
+    @staticmethod
+    def of(show: Callable[..., pl.Expr], *keys: pl.Expr) -> Keyed:
+        return Keyed(tuple(keys), show)
+
+
+Item = str | pl.Expr | Keyed
 
 
 @dataclass
@@ -51,51 +67,229 @@ class Joined:
 EMPTY = Joined(b"", np.zeros(0, np.int64))
 
 
-def rows(frame: pl.DataFrame, template: Sequence[Item]) -> Joined:
-    """The markup of every row of `frame` (in its order): the `template`'s texts and
-    expressions back to back (a null expression shows nothing). An expression of columns
-    whose values repeat (a tournament, a rank, a yes/no) is shown once per distinct value
-    (`shown_once`)."""
-    frame, items = shown_once(frame, template)
-    shown = [pl.lit(i) if isinstance(i, str) else i for i in items]
-    return texts(frame.select(pl.concat_str(shown, ignore_nulls=True)).to_series())
+# ---------------------------------------------------------------------------- dense codes
+_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
-REPEATS = 4  # an expression is shown once per distinct value when rows repeat them this much
-NOT_PER_ROW = re.compile(
-    r"over|rank|cum_|shift|diff|range|index|len|count|sum|mean|first|last|max|min|unique|sort"
-)  # names in an expression that may look at other rows: shown row by row
+def _int_like(dtype: pl.DataType) -> bool:
+    return (
+        dtype in _INTEGERS
+        or dtype == pl.Boolean
+        or isinstance(dtype, (pl.Date, pl.Datetime, pl.Duration))
+    )
 
 
-def shown_once(frame: pl.DataFrame, template: Sequence[Item]) -> tuple[pl.DataFrame, list]:
-    """`frame` with, for each group of the template's expressions that read the same columns
-    (when those columns' distinct values are few), the expressions' text computed once per
-    distinct value and joined back to the rows; the template with those expressions replaced
-    by the columns made. Only expressions of one row's values are taken (`NOT_PER_ROW`), of
-    columns a join matches (no floats: NaN matches nothing)."""
-    items = list(template)
-    by_columns: dict[tuple[str, ...], list[int]] = {}
-    for i, item in enumerate(items):
-        if isinstance(item, pl.Expr) and not NOT_PER_ROW.search(str(item)):
-            names = tuple(sorted(set(item.meta.root_names())))
-            if names and not any(frame.schema[n].is_float() for n in names):  # NaN ≠ NaN
-                by_columns.setdefault(names, []).append(i)
-    if frame.height < 64 or not by_columns:
-        return frame, items
-    made: dict[str, pl.Series] = {}
-    for names, where in by_columns.items():
-        keys = frame.select(names)
-        distinct = keys.unique()
-        if distinct.height * REPEATS > frame.height:
+def _column_codes(s: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """Dense codes (int64, from 0) of one column and its distinct values in code order; a
+    null is a value of its own. Integers of a small range are coded by their offset from the
+    smallest (no hashing); texts by their hash (checked: two texts never share a code);
+    anything else through a join with its distinct values."""
+    n = len(s)
+    if _int_like(s.dtype):
+        phys = s.cast(pl.Int8) if s.dtype == pl.Boolean else s.to_physical()
+        lo, hi = phys.min(), phys.max()
+        if lo is None:  # every value null
+            return np.zeros(n, np.int64), pl.Series(s.name, [None], dtype=s.dtype)
+        lo, hi = int(lo), int(hi)
+        if hi - lo + 1 <= max(1024, 2 * n):
+            if phys.null_count():
+                codes = (phys.cast(pl.Int64) - (lo - 1)).fill_null(0).to_numpy()
+            else:
+                codes = phys.to_numpy().astype(np.int64) - (lo - 1)
+            values = pl.concat([
+                pl.Series([None], dtype=pl.Int64),
+                pl.int_range(lo, hi + 1, eager=True, dtype=pl.Int64),
+            ])  # fmt: skip
+            values = values.cast(pl.Int8).cast(pl.Boolean) if s.dtype == pl.Boolean else (
+                values.cast(s.dtype))  # fmt: skip
+            return codes, values.alias(s.name)
+    if s.dtype == pl.String:
+        coded = _hash_codes(s)
+        if coded is not None:
+            return coded
+    frame = s.to_frame("v")
+    distinct = frame.unique().with_row_index("_c")
+    codes = frame.join(distinct, on="v", how="left", nulls_equal=True, maintain_order="left")
+    return codes["_c"].to_numpy().astype(np.int64), distinct["v"].alias(s.name)
+
+
+def _hash_codes(s: pl.Series) -> tuple[np.ndarray, pl.Series] | None:
+    """Codes of a column of texts: its distinct values (a hash set) and each row's position
+    among them (`positions`: hashes, no sort)."""
+    values = s.unique()
+    if values.null_count():
+        values = pl.concat([values.drop_nulls(), pl.Series([None], dtype=s.dtype)])
+        codes = positions(s, values.head(len(values) - 1))
+        codes[codes < 0] = len(values) - 1  # the nulls
+    else:
+        codes = positions(s, values)
+    if (codes < 0).any():  # (not expected: every value is one of the distinct values)
+        return None
+    return codes, values
+
+
+def dense(keys: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
+    """Dense codes of the rows of `keys` (one or more columns) and the distinct rows, row `c`
+    of the second having code `c`."""
+    n = keys.height
+    per_column = [_column_codes(keys.to_series(i)) for i in range(keys.width)]
+    if len(per_column) == 1:
+        codes, values = per_column[0]
+        return codes, values.to_frame()
+    sizes = [len(values) for _, values in per_column]
+    if float(np.prod(sizes, dtype=np.float64)) <= max(1024, 2 * n):  # mixed radix: all combos
+        combined = np.zeros(n, np.int64)
+        stride = 1
+        strides = []
+        for size in reversed(sizes):
+            strides.append(stride)
+            stride *= size
+        strides.reverse()
+        for (codes, _), step in zip(per_column, strides, strict=True):
+            combined += codes * step
+        every = np.arange(stride, dtype=np.int64)
+        columns = {
+            name: values.gather((every // step) % size)
+            for name, (_, values), step, size in zip(keys.columns, per_column, strides, sizes,
+                                                      strict=True)
+        }  # fmt: skip
+        return combined, pl.DataFrame(columns)
+    # many combinations: the distinct rows of the column codes, through a join
+    coded = pl.DataFrame({f"c{i}": codes for i, (codes, _) in enumerate(per_column)})
+    distinct = coded.unique().with_row_index("_c")
+    codes = coded.join(distinct, on=coded.columns, how="left", maintain_order="left")["_c"]
+    columns = {
+        name: values.gather(distinct[f"c{i}"])
+        for i, (name, (_, values)) in enumerate(zip(keys.columns, per_column, strict=True))
+    }
+    return codes.to_numpy().astype(np.int64), pl.DataFrame(columns)
+
+
+@dataclass
+class _Part:
+    prefix: str
+    item: pl.Expr | Keyed
+    suffix: str = ""
+
+
+def _parts(template: Sequence[Item]) -> tuple[list[_Part], str]:
+    """The parts of a template with the literal text before each fused in (and after the
+    last); expressions of the same columns one after the other (literal text between them
+    included) make one part. (parts, text of a template with no part)."""
+    parts: list[_Part] = []
+    pending = ""
+    for item in template:
+        if isinstance(item, str):
+            pending += item
             continue
-        shown = distinct.with_columns(**{f"_shown{i}": items[i] for i in where})
-        joined = keys.join(
-            shown, on=list(names), how="left", nulls_equal=True, maintain_order="left"
-        )
-        for i in where:
-            made[f"_shown{i}"] = joined[f"_shown{i}"]
-            items[i] = pl.col(f"_shown{i}")
-    return frame.with_columns(**made), items
+        if isinstance(item, pl.Expr):
+            roots = frozenset(item.meta.root_names())
+            if not roots:  # a constant: literal text
+                value = pl.select(item.cast(pl.String)).item()
+                pending += "" if value is None else value
+                continue
+            last = parts[-1] if parts else None
+            if (
+                last is not None
+                and isinstance(last.item, pl.Expr)
+                and frozenset(last.item.meta.root_names()) == roots
+            ):
+                last.item = pl.concat_str([last.item, pl.lit(pending), item], ignore_nulls=True)
+                pending = ""
+                continue
+        parts.append(_Part(pending, item))
+        pending = ""
+    if parts:
+        parts[-1].suffix = pending
+        return parts, ""
+    return parts, pending
+
+
+DIRECT = 16_384  # rows below which a template is shown row by row (no coding to pay for)
+
+
+def rows(frame: pl.DataFrame, template: Sequence[Item], *, distinct: bool | None = None) -> Joined:
+    """The markup of every row of `frame` (in its order) as `template` gives it.
+
+    Each part's distinct values (those the rows use) are shown once; parts one after the other
+    whose values make few combinations are then shown as one (a row of the grid or of a table
+    of matches is a few fragments, not one per cell). Few rows are cheaper shown row by row
+    (`distinct=False`, the default below `DIRECT` rows): the same markup."""
+    n = frame.height
+    if distinct is None:
+        distinct = n >= DIRECT
+    if not distinct:
+        shown = [pl.lit(i) if isinstance(i, str) else
+                 (i.show(*i.keys) if isinstance(i, Keyed) else i) for i in template]  # fmt: skip
+        return texts(frame.select(pl.concat_str(shown, ignore_nulls=True)).to_series())
+    parts, constant = _parts(template)
+    pool = Pool()
+    if not parts:
+        base = pool.add(pl.Series([constant]))
+        return join(pool, np.full(n, base, np.int64))
+    if n == 0:
+        return Joined(b"", np.zeros(0, np.int64))
+    # every key of every part in one select
+    exprs: list[pl.Expr] = []
+    selected: set[str] = set()
+    names: list[list[str]] = []
+    for p, part in enumerate(parts):
+        if isinstance(part.item, Keyed):
+            cols = [f"_p{p}_{i}" for i in range(len(part.item.keys))]
+            exprs += [k.alias(c) for k, c in zip(part.item.keys, cols, strict=True)]
+        else:  # an expression of the row's columns, shown on their distinct combinations
+            cols = sorted(set(part.item.meta.root_names()))
+            exprs += [pl.col(c) for c in cols if c not in selected]
+        selected |= set(cols)
+        names.append(cols)
+    keys = frame.select(exprs)
+    limit = max(4096, 2 * n)
+    groups: list[tuple[np.ndarray, pl.Series]] = []
+    coded: dict[tuple[str, ...], tuple[np.ndarray, pl.DataFrame]] = {}
+    for part, cols in zip(parts, names, strict=True):
+        if tuple(cols) not in coded:  # (expressions of the same columns: coded once)
+            coded[tuple(cols)] = _used(*dense(keys.select(cols)))
+        codes, values = coded[tuple(cols)]
+        if isinstance(part.item, Keyed):
+            shown = part.item.show(*[pl.col(c) for c in cols])
+        else:
+            shown = part.item
+        fragments = values.select(
+            pl.concat_str([pl.lit(part.prefix), shown, pl.lit(part.suffix)], ignore_nulls=True)
+        ).to_series()
+        if groups and len(groups[-1][1]) * len(fragments) <= limit:
+            groups[-1] = _combined(groups[-1], (codes, fragments))
+        else:
+            groups.append((codes, fragments))
+    columns = [codes + pool.add(fragments) for codes, fragments in groups]
+    index = np.column_stack(columns) if len(columns) > 1 else columns[0]
+    return join(pool, index, per_row=len(columns))
+
+
+def _used(codes: np.ndarray, values: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
+    """`codes` and `values` of only the values some row has (a range of integers codes every
+    value between the smallest and the largest)."""
+    counts = np.bincount(codes, minlength=values.height)
+    if (counts > 0).all():
+        return codes, values
+    used = np.flatnonzero(counts)
+    renumber = np.cumsum(counts > 0) - 1
+    return renumber[codes], values[used]
+
+
+def _combined(first: tuple[np.ndarray, pl.Series],
+              second: tuple[np.ndarray, pl.Series]) -> tuple[np.ndarray, pl.Series]:  # fmt: skip
+    """Two parts one after the other as one: a code per combination some row has, its
+    fragment the two fragments back to back."""
+    (codes_a, frags_a), (codes_b, frags_b) = first, second
+    width = len(frags_b)
+    combined = codes_a * width + codes_b
+    counts = np.bincount(combined, minlength=len(frags_a) * width)
+    used = np.flatnonzero(counts)
+    renumber = np.cumsum(counts > 0) - 1
+    fragments = pl.DataFrame({"a": frags_a.gather(used // width),
+                              "b": frags_b.gather(used % width)})  # fmt: skip
+    return renumber[combined], fragments.select(pl.concat_str("a", "b")).to_series()
 
 
 def texts(values: pl.Series) -> Joined:

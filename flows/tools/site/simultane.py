@@ -18,7 +18,18 @@ import polars as pl
 
 from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW, PCT_ACTUEL
 from flows.tools.site import markup, paths
-from flows.tools.site.fmt import MISSING, escape, local_time, num, num_scaled, scaled, text, yes_no
+from flows.tools.site.fmt import (
+    MISSING,
+    escape,
+    local_time,
+    minute,
+    num,
+    num_scaled,
+    number,
+    scaled,
+    text,
+    yes_no,
+)
 from flows.tools.site.labels import month_name
 from flows.tools.site.model import (
     NO_PREVIOUS,
@@ -210,11 +221,11 @@ def ranking_cols(w: dict, lang: str) -> list[Col]:
     return [
         Col(w["rank"], text(pl.col("rank_indice")), num=True),
         Col(w["player"], pl.col("player_id"), href=player_href(MONTHS_DIR), th=True),
-        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
         Col(w["wins"], text(pl.col("wins")), num=True),
-        Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+        Col(w["pct_actuel"], number(pl.col("pct_actuel"), 1, lang), num=True),
         Col(w["representative"], yes_no(pl.col("representative"), w)),
     ]
 
@@ -245,8 +256,8 @@ def day_pages(
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], pl.col("player_id"), href=pl.col("_href"), th=True),
-        Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-        Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+        Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+        Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
         Col(w["wins"], text(pl.col("wins")), num=True),
     ]
@@ -358,7 +369,7 @@ def standing_cols(w: dict, lang: str) -> list[Col]:
         Col(w["player"], player, href=link, th=True),
         Col(w["points"], text(pl.col("points")), num=True),
         Col(w["top"], text(pl.col("top")), num=True),
-        Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+        Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
         Col(w["deals_played"], text(pl.col("deals_played")), num=True),
         Col(w["completed"], yes_no(pl.col("completed"), w)),
     ]
@@ -452,27 +463,27 @@ def player_cols(w: dict, lang: str, timezone: str, latest: str | None) -> dict[s
     return {
         "block_cols": [
             Col(w["block_no"], text(pl.col("block_no")), num=True),
-            Col(w["ended_at"], local_time(pl.col("ended_at"), timezone)),
-            Col(w["pct_cumul"], num(pl.col("pct_cumul"), 2, lang), num=True),
-            Col(w["pct_actuel"], num(pl.col("pct_actuel"), 2, lang), num=True),
+            Col(w["ended_at"], minute(pl.col("ended_at"), timezone)),
+            Col(w["pct_cumul"], number(pl.col("pct_cumul"), 2, lang), num=True),
+            Col(w["pct_actuel"], number(pl.col("pct_actuel"), 2, lang), num=True),
             Col(w["k"], text(pl.col("k")), num=True),
             Col(w["in_window"], yes_no(pl.col("in_window"), w)),
         ],
         "month_cols": [
             Col(w["month"], pl.col("month"), href=month_href(PLAYERS_DIR), th=True),
             rank_cell(w, "rank_indice", latest, month_href(PLAYERS_DIR)),
-            Col(w["indice"], num(pl.col("indice"), 2, lang), num=True),
-            Col(w["victoire"], num(pl.col("victoire"), 2, lang), num=True),
+            Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
+            Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
             Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
             Col(w["wins"], text(pl.col("wins")), num=True),
-            Col(w["pct_actuel"], num(pl.col("pct_actuel"), 1, lang), num=True),
+            Col(w["pct_actuel"], number(pl.col("pct_actuel"), 1, lang), num=True),
         ],
         "played_cols": [
             Col(w["start"], pl.col("_start")),
             Col(w["tournament"], pl.col("tournament_id"), href=pl.col("_href"), th=True),
             Col(w["rank"], text(pl.col("rank")), num=True),
             Col(w["points"], text(pl.col("points")), num=True),
-            Col(w["mp_pct"], num(pl.col("mp_pct"), 2, lang), num=True),
+            Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
             Col(w["winner"], yes_no(pl.col("is_winner"), w)),
         ],
     }

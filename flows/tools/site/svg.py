@@ -20,7 +20,7 @@ import polars as pl
 from markupsafe import escape as html_escape
 
 from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW
-from flows.tools.site.fmt import escape, local_time, num, text
+from flows.tools.site.fmt import escape, local_time, minute, number, text
 from flows.tools.site.render import Block
 from flows.tools.site.tables import Rows, grouped_rows
 
@@ -97,7 +97,7 @@ def simultane_curves(
 ) -> Curves:
     """The Performance Simultané curve of every player of `blocks` (sorted by player, block)."""
     frame = _placed_blocks(blocks, window_results)
-    day = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
     point = [
         "<circle cx=",
         text(pl.col("_x")),
@@ -108,9 +108,9 @@ def simultane_curves(
         " tabindex=0><title>",
         day,
         f" — {words['pct_cumul']} ",
-        num(pl.col("pct_cumul"), 1, lang),
+        number(pl.col("pct_cumul"), 1, lang),
         f" · {words['pct_actuel']} ",
-        num(pl.col("pct_actuel"), 1, lang),
+        number(pl.col("pct_actuel"), 1, lang),
         f" ({words['block_no']} ",
         text(pl.col("block_no")),
         ")</title></circle>",
@@ -248,7 +248,7 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curv
         _x=_scale(pl.col("_i"), pl.lit(0.0), pl.col("_n") - 1, LEFT, PLOT_W),
         _y=_scale(pl.col("elo_after"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    day = local_time(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
     point = [
         "<circle cx=",
         text(pl.col("_x")),
@@ -259,9 +259,9 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curv
         " — ",
         escape(pl.col("match_id")),
         f" · {words['elo']} ",
-        num(pl.col("elo_before"), 0, lang),
+        number(pl.col("elo_before"), 0, lang),
         " → ",
-        num(pl.col("elo_after"), 0, lang),
+        number(pl.col("elo_after"), 0, lang),
         "</title></circle>",
     ]
     points = grouped_rows(frame, ["player_id"], point)

@@ -19,6 +19,7 @@ import polars as pl
 
 from flows.tools.site import markup
 from flows.tools.site.fmt import MISSING, escape
+from flows.tools.site.markup import Keyed
 from flows.tools.site.paths import slug_expr
 from flows.tools.site.render import Block
 
@@ -26,7 +27,7 @@ from flows.tools.site.render import Block
 @dataclass(frozen=True)
 class Col:
     label: str
-    value: pl.Expr
+    value: pl.Expr | Keyed
     num: bool = False
     href: pl.Expr | None = None
     sort: pl.Expr | None = None
@@ -55,6 +56,17 @@ def cell_items(col: Col, root: str) -> list:
         shown = pl.concat_str(pl.lit(' data-sort="'), escape(col.sort), pl.lit('"'))
         items.append(shown.fill_null(""))
     items.append(">")
+    if isinstance(col.value, Keyed):  # markup already, shown once per key
+        if col.href is None:
+            return [*items, col.value]
+        linked = col.href.is_not_null()
+        opened = pl.when(linked).then(link_open(root, col.href)).otherwise(pl.lit(""))
+        return [
+            *items,
+            opened,
+            col.value,
+            pl.when(linked).then(pl.lit("</a>")).otherwise(pl.lit("")),
+        ]
     shown = (col.value if col.html else escape(col.value)).fill_null(MISSING)
     if col.href is None:
         items.append(shown)
