@@ -47,7 +47,6 @@ from flows.tools.site.tables import (
     columns,
     grouped_rows,
     live_rank,
-    once_per,
     rank_cell,
     row_items,
 )
@@ -255,7 +254,7 @@ def day_pages(
     tournaments = rows_of(tournaments, "day", todo, reuse)
     cols = [
         Col(w["rank"], text(pl.col("rank")), num=True),
-        Col(w["player"], pl.col("player_id"), href=pl.col("_href"), th=True),
+        Col(w["player"], pl.col("player_id"), href=player_href(MONTHS_DIR), th=True),
         Col(w["indice"], number(pl.col("indice"), 2, lang), num=True),
         Col(w["victoire"], number(pl.col("victoire"), 2, lang), num=True),
         Col(w["n_tournaments"], text(pl.col("tournaments")), num=True),
@@ -264,7 +263,6 @@ def day_pages(
     standings = daily.with_columns(
         rank=pl.col("indice").rank("min", descending=True).over("date").cast(pl.Int64),
     ).sort("day", "rank", "player_id")
-    standings = once_per(standings, ["player_id"], _href=player_href(MONTHS_DIR))
     by_day = grouped_rows(standings, ["day"], row_items(cols, "")).blocks()
     t_cols = _tournament_cols(w, MONTHS_DIR)
     listed = tournaments.sort("day", "tournament_start", "tournament_id")
@@ -306,7 +304,6 @@ def tournament_pages(
     tournaments = rows_of(tournaments, "tournament_id", todo, reuse)
     deals = rows_of(deals, "tournament_id", todo, reuse)
     ordered = results.sort("tournament_id", "rank", "player_id")
-    ordered = once_per(ordered, ["player_id"], _href=player_href(TOURNAMENTS_DIR))
     cols = standing_cols(w, lang)
     row_cls = (
         pl.when(pl.col("is_bot"))
@@ -363,7 +360,11 @@ def _grid_head(player: str, deals: int) -> tuple:
 def standing_cols(w: dict, lang: str) -> list[Col]:
     """The columns of a tournament's standings (the bot's row unlinked)."""
     player = pl.when(pl.col("is_bot")).then(pl.lit(w["bot"])).otherwise(pl.col("player_id"))
-    link = pl.when(pl.col("is_bot")).then(pl.lit(None, pl.String)).otherwise(pl.col("_href"))
+    link = (
+        pl.when(pl.col("is_bot"))
+        .then(pl.lit(None, pl.String))
+        .otherwise(player_href(TOURNAMENTS_DIR))
+    )
     return [
         Col(w["rank"], text(pl.col("rank")), num=True),
         Col(w["player"], player, href=link, th=True),
@@ -479,8 +480,10 @@ def player_cols(w: dict, lang: str, timezone: str, latest: str | None) -> dict[s
             Col(w["pct_actuel"], number(pl.col("pct_actuel"), 1, lang), num=True),
         ],
         "played_cols": [
-            Col(w["start"], pl.col("_start")),
-            Col(w["tournament"], pl.col("tournament_id"), href=pl.col("_href"), th=True),
+            Col(w["start"], minute(pl.col("tournament_start"), timezone)),
+            Col(
+                w["tournament"], pl.col("tournament_id"), href=tournament_href(PLAYERS_DIR), th=True
+            ),
             Col(w["rank"], text(pl.col("rank")), num=True),
             Col(w["points"], text(pl.col("points")), num=True),
             Col(w["mp_pct"], number(pl.col("mp_pct"), 2, lang), num=True),
@@ -555,13 +558,7 @@ def player_pages(
     cols = player_cols(w, lang, timezone, latest)
     months = _grouped(monthly.sort("player_id", "month"), cols["month_cols"])
     order = ["player_id", "tournament_start", "tournament_id"]
-    played = once_per(
-        humans.sort(order, descending=[False, True, True]),
-        ["tournament_id", "tournament_start"],
-        _start=local_time(pl.col("tournament_start"), timezone),
-        _href=tournament_href(PLAYERS_DIR),
-    )
-    played = _grouped(played, cols["played_cols"])
+    played = _grouped(humans.sort(order, descending=[False, True, True]), cols["played_cols"])
     block_rows, charts = {}, {}
     if blocks is not None:
         block_rows = _grouped(blocks, cols["block_cols"])

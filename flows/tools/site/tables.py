@@ -113,15 +113,6 @@ class Rows:
         return out
 
 
-def once_per(frame: pl.DataFrame, keys: list[str], **shown: pl.Expr) -> pl.DataFrame:
-    """`frame` with the columns `shown` (expressions of the `keys` columns) computed once per
-    distinct value of the keys and joined to every row: the row filler's fast path for values
-    costly to show (a link's slug, a local time) that many rows share (a player, a
-    tournament)."""
-    distinct = frame.select(keys).unique().with_columns(**shown)
-    return frame.join(distinct, on=keys, how="left", nulls_equal=True, maintain_order="left")
-
-
 def grouped_rows(frame: pl.DataFrame, keys: list[str], template: list) -> Rows:
     """The rows of `frame` (sorted so that each key's rows are consecutive) as `template`
     gives them, grouped by `keys`."""
