@@ -21,6 +21,7 @@ measure, slice or filter them (a filter that changes a token is refused, `Render
 
 from __future__ import annotations
 
+import operator
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,38 +65,44 @@ TEXT, MARKUP, BLOCK = 0, 1, 2  # how a slot's value is shown: escaped, as it is,
 _LIST, _DICT, _OTHER = object(), object(), object()  # markers of the shape
 
 
-def flatten(value, shape: list, values: list, kinds: list) -> None:
+def flatten(value, shape: list, values: list) -> None:
     """Append `value`'s shape to `shape` and its texts, markup and blocks (the slots, in
-    order) to `values`, their kinds to `kinds`."""
+    order) to `values`; the shape tells each slot's kind (`kind_of`)."""
     kind = type(value)
     if kind is str:
         shape.append("t" if value else "")
         values.append(value)
-        kinds.append(TEXT)
     elif kind is tuple or kind is list:
         shape += (_LIST, kind, len(value))
         for item in value:
             if type(item) is str:  # (the most common item: walked here)
                 shape.append("t" if item else "")
                 values.append(item)
-                kinds.append(TEXT)
             else:
-                flatten(item, shape, values, kinds)
+                flatten(item, shape, values)
     elif kind is dict:
         shape += (_DICT, tuple(value))
         for item in value.values():
-            flatten(item, shape, values, kinds)
-    elif kind is Block or hasattr(value, "__html__"):
-        block = kind is Block
-        shape.append("b" if block else "m" if value else "M")
+            flatten(item, shape, values)
+    elif kind is Block:
+        shape.append("b")
         values.append(value)
-        kinds.append(BLOCK if block else MARKUP)
+    elif hasattr(value, "__html__"):
+        shape.append("m" if value else "M")
+        values.append(value)
     elif value is None or kind is bool:
         shape.append(value)
     elif kind is int:
         shape += (_OTHER, kind, value)
     else:  # another value the template shows as it is: by its text (0.0 ≠ -0.0, NaN = NaN)
         shape += (_OTHER, kind, str(value))
+
+
+def kind_of(value) -> int:
+    """How a slot's value is shown (`TEXT`, `MARKUP`, `BLOCK`)."""
+    if type(value) is Block:
+        return BLOCK
+    return TEXT if type(value) is str else MARKUP
 
 
 class _Text(str):
@@ -144,28 +151,56 @@ def _compared(token, other) -> bool:
     return result
 
 
-def with_tokens(value, kinds: list, guards: list, count: list):
+def with_tokens(value, guards: list, count: list):
     """`value` (as `flatten` walks it) with each slot's value replaced by its token."""
     kind = type(value)
     if kind is tuple or kind is list:
-        return kind(with_tokens(item, kinds, guards, count) for item in value)
+        return kind(with_tokens(item, guards, count) for item in value)
     if kind is dict:
-        return {k: with_tokens(v, kinds, guards, count) for k, v in value.items()}
+        return {k: with_tokens(v, guards, count) for k, v in value.items()}
     if kind is str or kind is Block or hasattr(value, "__html__"):
         slot = count[0]
         count[0] += 1
-        return (_Text if kinds[slot] == TEXT else _Markup)(slot, value, guards)
+        return (_Text if kind is str else _Markup)(slot, value, guards)
     return value
 
 
-@dataclass
 class Skeleton:
-    """A template rendered with tokens: `parts` its text and its slots' numbers in turn (text,
-    slot, text…, text); `guards` (slot, other slot or None, value, result): the comparisons
-    of the values made while rendering it, which a page's values must give alike."""
+    """A template rendered with tokens, as pieces to fill: each a text with `%s` where its
+    slots go (`%` doubled elsewhere), its slots' numbers and kinds, and the block after it
+    (a slot's number, or None at the end); `guards` (slot, other slot or None, value, result):
+    the comparisons of the values made while rendering it, which a page's values must give
+    alike."""
 
-    parts: list
-    guards: list
+    def __init__(self, text: str, kinds: list, guards: list):
+        split = text.split(MARK)
+        if len(split) % 2 == 0 or not all(p.isdigit() for p in split[1::2]):
+            raise ValueError("a template changes a value's token (a filter on a value?)")
+        self.guards = guards
+        self.pieces: list[tuple[str, tuple, tuple, int | None]] = []
+        literal: list = []
+        slots: list = []
+        for i, part in enumerate(split):
+            if i % 2 == 0:
+                literal.append(part)
+                continue
+            slot = int(part)
+            if kinds[slot] == BLOCK:
+                self._piece(literal, slots, slot)
+                literal, slots = [], []
+            else:
+                slots.append((slot, kinds[slot] == TEXT))
+        self._piece(literal, slots, None)
+
+    def _piece(self, literal: list, slots: list, block: int | None) -> None:
+        """A piece: its texts around its slots (a format), the slots, the block after it."""
+        text = "%s".join(part.replace("%", "%%") for part in literal) if slots else literal[0]
+        at = tuple(slot for slot, _ in slots)
+        escape_it = tuple(text for _, text in slots)
+        if all(escape_it):  # (the most common piece: only texts, taken and escaped in C)
+            at = operator.itemgetter(*at, *at[:1]) if at else None  # (a tuple even for one)
+            escape_it = len(slots)
+        self.pieces.append((text, at, escape_it, block))
 
     def holds(self, values: list) -> bool:
         for slot, other, value, result in self.guards:
@@ -173,24 +208,26 @@ class Skeleton:
                 return False
         return True
 
-    def fill(self, values: list, kinds: list, escaped: Escaped) -> list:
+    def fill(self, values: list, escaped: Escaped) -> list:
         """The page: its text as bytes and its blocks' memory views, in order."""
-        parts = self.parts
         out: list = []
-        text: list = []
-        for i in range(1, len(parts), 2):
-            text.append(parts[i - 1])
-            slot = parts[i]
-            kind = kinds[slot]
-            if kind == TEXT:
-                text.append(escaped[values[slot]])
-            elif kind == MARKUP:
-                text.append(values[slot].__html__())
+        escape = escaped.__getitem__
+        for text, at, escape_it, block in self.pieces:
+            if at is None:
+                out.append(text.encode())
+            elif type(escape_it) is int:
+                shown = tuple(map(escape, at(values)[:escape_it]))
+                out.append((text % shown).encode())
             else:
-                out += ("".join(text).encode(), values[slot].view)
-                text = []
-        text.append(parts[-1])
-        out.append("".join(text).encode())
+                shown = tuple(
+                    [
+                        escape(values[s]) if e else values[s].__html__()
+                        for s, e in zip(at, escape_it, strict=True)
+                    ]
+                )
+                out.append((text % shown).encode())
+            if block is not None:
+                out.append(values[block].view)
         return out
 
 
@@ -236,29 +273,27 @@ class Renderer:
         data = {"root": root_of(page.path), **page.data}
         shape: list = [page.template, tuple(data)]
         values: list = []
-        kinds: list = []
         shared: list = []
         for name, value in data.items():
-            marker = self._shared_marker(value)
+            kind = type(value)
+            marker = self._shared_marker(value) if kind is tuple or kind is list else None
             if marker is None:
-                flatten(value, shape, values, kinds)
+                flatten(value, shape, values)
             else:
                 shape.append(marker)
                 shared.append(name)
         skeletons = self._skeletons.setdefault(tuple(shape), [])
         for skeleton in skeletons:
             if skeleton.holds(values):
-                return skeleton.fill(values, kinds, self._escaped)
-        skeleton = self.skeleton(page.template, data, kinds, shared)
+                return skeleton.fill(values, self._escaped)
+        skeleton = self.skeleton(page.template, data, [kind_of(v) for v in values], shared)
         skeletons.append(skeleton)
-        return skeleton.fill(values, kinds, self._escaped)
+        return skeleton.fill(values, self._escaped)
 
     def _shared_marker(self, value) -> tuple | None:
         """For a list or tuple given to more than one page (their columns, breadcrumbs, a
         chart's legend: the same object), a marker of that object in the shape: the skeleton
         shows its values themselves (page data is not changed once made); else None."""
-        if type(value) is not tuple and type(value) is not list:
-            return None
         key = id(value)
         known = self._shared.get(key)
         if known is not None and known[0] is value:
@@ -277,15 +312,13 @@ class Renderer:
         guards: list = []
         count = [0]
         given = {
-            name: value if name in shared else with_tokens(value, kinds, guards, count)
+            name: value if name in shared else with_tokens(value, guards, count)
             for name, value in data.items()
         }
-        text = self.env.get_template(template).render(given)
-        parts: list = text.split(MARK)
-        if len(parts) % 2 == 0 or not all(p.isdigit() for p in parts[1::2]):
-            raise ValueError(f"{template} changes a value's token (a filter on a value?)")
-        parts[1::2] = [int(p) for p in parts[1::2]]
-        return Skeleton(parts, guards)
+        try:
+            return Skeleton(self.env.get_template(template).render(given), kinds, guards)
+        except ValueError as err:
+            raise ValueError(f"{template}: {err}") from None
 
     def text(self, page: Page) -> str:
         return b"".join(bytes(p) for p in self.pieces(page)).decode()
