@@ -34,7 +34,7 @@ TABLE_CLOSE = "\n</tbody>\n</table>\n</div>"
 MARK = f"\x00{secrets.token_hex(8)}\x00"  # around a slot's number in a skeleton's text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Block:
     """Rows of a table, made by the row filler: bytes of its buffer."""
 
@@ -75,9 +75,12 @@ def flatten(value, shape: list, values: list) -> None:
     elif kind is tuple or kind is list:
         shape += (_LIST, kind, len(value))
         for item in value:
-            if type(item) is str:  # (the most common item: walked here)
+            if type(item) is str:  # (the most common items, walked here: texts, pairs of texts)
                 shape.append("t" if item else "")
                 values.append(item)
+            elif type(item) is tuple and len(item) == 2 and type(item[0]) is type(item[1]) is str:
+                shape += (_LIST, tuple, 2, "t" if item[0] else "", "t" if item[1] else "")
+                values += item
             else:
                 flatten(item, shape, values)
     elif kind is dict:
@@ -194,7 +197,10 @@ class Skeleton:
 
     def _piece(self, literal: list, slots: list, block: int | None) -> None:
         """A piece: its texts around its slots (a format), the slots, the block after it."""
-        text = "%s".join(part.replace("%", "%%") for part in literal) if slots else literal[0]
+        if slots:
+            text = "%s".join(part.replace("%", "%%") for part in literal)
+        else:
+            text = literal[0].encode()
         at = tuple(slot for slot, _ in slots)
         escape_it = tuple(text for _, text in slots)
         if all(escape_it):  # (the most common piece: only texts, taken and escaped in C)
@@ -214,7 +220,7 @@ class Skeleton:
         escape = escaped.__getitem__
         for text, at, escape_it, block in self.pieces:
             if at is None:
-                out.append(text.encode())
+                out.append(text)
             elif type(escape_it) is int:
                 shown = tuple(map(escape, at(values)[:escape_it]))
                 out.append((text % shown).encode())
@@ -263,30 +269,43 @@ class Renderer:
         macros = self.env.get_template("macros.html.j2").module
         self.env.globals.update({name: getattr(macros, name) for name in MACROS})
         self.env.globals["m"] = macros  # the other macros, without an import in each page
+        self._escaped = Escaped()
         self._skeletons: dict[tuple, list[Skeleton]] = {}
         self._seen: dict[int, object] = {}  # id -> a list or tuple given to one page so far
         self._shared: dict[int, tuple] = {}  # id -> (a list or tuple given to several, marker)
-        self._escaped = Escaped()
 
     def pieces(self, page: Page) -> list:
         """The page as bytes and the memory views of its blocks, in order."""
-        data = {"root": root_of(page.path), **page.data}
-        shape: list = [page.template, tuple(data)]
+        root = root_of(page.path)  # (in the shape: a page's links are shown with it)
+        data = page.data
+        shape: list = [page.template, root, tuple(data)]
         values: list = []
         shared: list = []
         for name, value in data.items():
             kind = type(value)
-            marker = self._shared_marker(value) if kind is tuple or kind is list else None
-            if marker is None:
-                flatten(value, shape, values)
+            if kind is str:  # (the most common values: taken here, as `flatten` takes them)
+                shape.append("t" if value else "")
+                values.append(value)
+            elif kind is Block:
+                shape.append("b")
+                values.append(value)
+            elif value is None:
+                shape.append(None)
+            elif kind is tuple or kind is list:
+                marker = self._shared_marker(value)
+                if marker is None:
+                    flatten(value, shape, values)
+                else:
+                    shape.append(marker)
+                    shared.append(name)
             else:
-                shape.append(marker)
-                shared.append(name)
+                flatten(value, shape, values)
         skeletons = self._skeletons.setdefault(tuple(shape), [])
         for skeleton in skeletons:
             if skeleton.holds(values):
                 return skeleton.fill(values, self._escaped)
-        skeleton = self.skeleton(page.template, data, [kind_of(v) for v in values], shared)
+        kinds = [kind_of(v) for v in values]
+        skeleton = self.skeleton(page.template, {"root": root, **data}, kinds, shared + ["root"])
         skeletons.append(skeleton)
         return skeleton.fill(values, self._escaped)
 

@@ -522,14 +522,13 @@ def _player_facts(
         pl.col("_n_blocks").fill_null(0).cast(pl.String),
         "_as_of",
     )
+    labels = w["pct_actuel"], w["representative"], w["blocks"], w["latest"]
     facts = {}
-    for player, pct, representative, n_blocks, as_of in shown.iter_rows():
-        items = [
-            (w["pct_actuel"], pct),
-            (w["representative"], representative),
-            (w["blocks"], n_blocks),
-        ]
-        facts[player] = items + ([(w["latest"], as_of)] if as_of is not None else [])
+    for player, pct, representative, n_blocks, as_of in zip(
+        *(shown.to_series(i).to_list() for i in range(5)), strict=True
+    ):
+        items = [(labels[0], pct), (labels[1], representative), (labels[2], n_blocks)]
+        facts[player] = items + ([(labels[3], as_of)] if as_of is not None else [])
     return facts
 
 

@@ -105,12 +105,14 @@ class Rows:
     def blocks(self) -> dict:
         """{key (a tuple if several keys, else the value): the page's rows as a `Block`}."""
         view = self.joined.view
-        width = self.ranges.width - 2
-        out = {}
-        for row in self.ranges.iter_rows():
-            key = row[:width] if width > 1 else row[0]
-            out[key] = Block(view[row[-2] : row[-1]])
-        return out
+        ranges = self.ranges
+        width = ranges.width - 2
+        if width > 1:
+            keys = list(zip(*(ranges.to_series(i).to_list() for i in range(width)), strict=True))
+        else:
+            keys = ranges.to_series(0).to_list()
+        starts, ends = ranges["_s"].to_list(), ranges["_e"].to_list()
+        return {k: Block(view[s:e]) for k, s, e in zip(keys, starts, ends, strict=True)}
 
 
 def grouped_rows(frame: pl.DataFrame, keys: list[str], template: list) -> Rows:
