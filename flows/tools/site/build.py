@@ -86,7 +86,7 @@ def build_site(
     chrome = Chrome(lang, words, site_nav(tables, words))
     context = build_context(chrome, timezone, window_results)
     before = load_previous(Path(previous) if previous else None, context)
-    pages = site_pages(tables, words, lang, timezone, window_results, before, phases)
+    pages = site_pages(tables, words, lang, timezone, window_results, before, phases, chrome)
     report = write_pages(pages, out, before, chrome, context, phases)
     report.seconds = time.perf_counter() - started
     report.phases = {k: round(v, 2) for k, v in phases.items()}
@@ -101,26 +101,55 @@ def site_pages(
     window_results: int,
     previous: Previous = NO_PREVIOUS,
     phases: dict | None = None,
+    chrome: Chrome | None = None,
 ):
-    """Every page (`Page` or `Reuse`), competition by competition: the Simultané
-    in one thread, the Face-à-Face then the bridge in another (the work is Polars and NumPy on
-    whole columns, which release the GIL), each page as soon as it is made. The seconds spent
-    making each competition's pages (data and markup, not the writing) are in `phases`."""
+    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), competition by
+    competition: the Simultané in one thread, the Face-à-Face then the bridge in another (the
+    work is Polars and NumPy on whole columns, which release the GIL), each page as soon as it
+    is made, and rendered in the thread that made it. The seconds spent making each
+    competition's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
+
+    def made(pages):
+        return pages if chrome is None else rendered(pages, chrome.renderer())
+
     chains = [
         [
             (
                 "simultane",
-                lambda: simultane.pages(tables, words, lang, timezone, window_results, previous),
+                lambda: made(
+                    simultane.pages(tables, words, lang, timezone, window_results, previous)
+                ),
             )
         ],
         [
-            ("face_a_face", lambda: face_a_face.pages(tables, words, lang, timezone, previous)),
-            ("bridge", lambda: bridge.pages(tables, words, lang, previous)),
+            (
+                "face_a_face",
+                lambda: made(face_a_face.pages(tables, words, lang, timezone, previous)),
+            ),
+            ("bridge", lambda: made(bridge.pages(tables, words, lang, previous))),
         ],
     ]
     yield from concurrently(chains, phases)
+
+
+@dataclass(slots=True)
+class Rendered:
+    """A page rendered: its site path, fingerprint and pieces (`Renderer.pieces`)."""
+
+    path: str
+    fingerprint: str | None
+    pieces: list
+
+
+def rendered(pages, renderer: Renderer):
+    """`pages` with each `Page` rendered."""
+    for page in pages:
+        if isinstance(page, Page):
+            yield Rendered(page.path, page.fingerprint, renderer.pieces(page))
+        else:
+            yield page
 
 
 _END = object()
@@ -241,6 +270,8 @@ def write_pages(
             start = time.perf_counter()
             if isinstance(page, Reuse):
                 writer.reuse(page.path, page.fingerprint)
+            elif isinstance(page, Rendered):
+                writer.page(page.path, page.fingerprint, page.pieces)
             else:
                 writer.page(page.path, page.fingerprint, renderer.pieces(page))
             render += time.perf_counter() - start
