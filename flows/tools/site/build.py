@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import json
 import os
@@ -217,6 +218,11 @@ class Chrome:
     nav: list[tuple[str, str]]
 
     def renderer(self) -> Renderer:
+        """A renderer of the site's templates (compiled once for all its renderers)."""
+        return self._templates.sibling()
+
+    @functools.cached_property
+    def _templates(self) -> Renderer:
         return Renderer(self.lang, self.words, self.nav)
 
 

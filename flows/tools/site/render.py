@@ -269,6 +269,17 @@ class Renderer:
         macros = self.env.get_template("macros.html.j2").module
         self.env.globals.update({name: getattr(macros, name) for name in MACROS})
         self.env.globals["m"] = macros  # the other macros, without an import in each page
+        self._caches()
+
+    def sibling(self) -> Renderer:
+        """A renderer of the same templates (compiled once) with caches of its own: one per
+        thread."""
+        other = object.__new__(Renderer)
+        other.env = self.env
+        other._caches()
+        return other
+
+    def _caches(self) -> None:
         self._escaped = Escaped()
         self._skeletons: dict[tuple, list[Skeleton]] = {}
         self._seen: dict[int, object] = {}  # id -> a list or tuple given to one page so far
