@@ -104,10 +104,11 @@ def site_pages(
     phases: dict | None = None,
     chrome: Chrome | None = None,
 ):
-    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), competition by
-    competition: the Simultané in one thread, the Face-à-Face then the bridge in another (the
-    work is Polars and NumPy on whole columns, which release the GIL), each page as soon as it
-    is made, and rendered in the thread that made it. The seconds spent making each
+    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), in three threads (the
+    work is Polars and NumPy on whole columns, which release the GIL): the Simultané's months,
+    days and tournaments, then the bridge; the Simultané's players, then the Face-à-Face's
+    days of matches; the Face-à-Face's months and players. Each page comes as soon as it is
+    made, rendered in the thread that made it. The seconds spent making each
     competition's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
@@ -115,22 +116,19 @@ def site_pages(
     def made(pages):
         return pages if chrome is None else rendered(pages, chrome.renderer())
 
+    nothing = [lambda: iter(())] * 2
+    sim = simultane.parts(tables, words, lang, timezone, window_results, previous) or nothing
+    ff = face_a_face.parts(tables, words, lang, timezone, previous) or nothing
     chains = [
         [
-            (
-                "simultane",
-                lambda: made(
-                    simultane.pages(tables, words, lang, timezone, window_results, previous)
-                ),
-            )
-        ],
-        [
-            (
-                "face_a_face",
-                lambda: made(face_a_face.pages(tables, words, lang, timezone, previous)),
-            ),
+            ("simultane", lambda: made(sim[0]())),
             ("bridge", lambda: made(bridge.pages(tables, words, lang, previous))),
         ],
+        [
+            ("simultane_players", lambda: made(sim[1]())),
+            ("face_a_face_days", lambda: made(ff[1]())),
+        ],
+        [("face_a_face", lambda: made(ff[0]()))],
     ]
     yield from concurrently(chains, phases)
 

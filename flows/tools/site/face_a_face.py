@@ -11,7 +11,7 @@ Face-à-Face, are rows too (`match_articles`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import polars as pl
@@ -70,13 +70,23 @@ MATCH_LINK = pl.concat_str(  # the match's article in the page of its day (from 
 def pages(
     t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS
 ) -> Iterator[Page | Reuse]:
+    """Every page of the Face-à-Face, one part after the other."""
+    for part in parts(t, w, lang, timezone, previous):
+        yield from part()
+
+
+def parts(
+    t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS
+) -> list[Callable[[], Iterator[Page | Reuse]]]:
+    """The pages of the Face-à-Face in two parts that share nothing but the tables, to be made
+    at the same time: the months and players (the same rows of matches); the days of matches."""
     ranking = t["ff_monthly_ranking"]
     matches = t["ff_matches"]
     if ranking is None or matches is None:
-        return
+        return []
     months = months_of(ranking, matches)
     if not months:
-        return
+        return []
     crumb = (w["face_a_face"], paths.ff_month(months[-1]))
     names = {m: month_name(m, lang) for m in months}
     when = pl.coalesce("started_at", "created_at")
@@ -85,10 +95,18 @@ def pages(
     matches = matches.with_columns(
         when=when, day=day.fill_null(pl.col("month")).fill_null("undated")
     ).sort("when", "match_id")
-    rows = MatchRows(matches, w, lang, timezone)
-    yield from month_pages(ranking, matches, months, rows, w, lang, previous, names)
-    yield from match_pages(matches, t["ff_deal_results"], w, lang, timezone, crumb, previous, names)
-    yield from player_pages(ranking, matches, t["ff_elo"], rows, w, lang, timezone, crumb, previous)
+
+    def months_and_players() -> Iterator[Page | Reuse]:
+        rows = MatchRows(matches, w, lang, timezone)
+        yield from month_pages(ranking, matches, months, rows, w, lang, previous, names)
+        elo = t["ff_elo"]
+        yield from player_pages(ranking, matches, elo, rows, w, lang, timezone, crumb, previous)
+
+    def days() -> Iterator[Page | Reuse]:
+        deals = t["ff_deal_results"]
+        return match_pages(matches, deals, w, lang, timezone, crumb, previous, names)
+
+    return [months_and_players, days]
 
 
 def months_of(ranking: pl.DataFrame | None, matches: pl.DataFrame | None) -> list[str]:

@@ -248,7 +248,11 @@ def rows(frame: pl.DataFrame, template: Sequence[Item], *, distinct: bool | None
     coded: dict[tuple[str, ...], tuple[np.ndarray, pl.DataFrame]] = {}
     for part, cols in zip(parts, names, strict=True):
         if tuple(cols) not in coded:  # (expressions of the same columns: coded once)
-            coded[tuple(cols)] = _used(*dense(keys.select(cols)))
+            some = keys.select(cols)
+            if _mostly_distinct(some):  # (an id: each row shown as it is, not coded)
+                coded[tuple(cols)] = np.arange(n, dtype=np.int64), some
+            else:
+                coded[tuple(cols)] = _used(*dense(some))
         codes, values = coded[tuple(cols)]
         if isinstance(part.item, Keyed):
             shown = part.item.show(*[pl.col(c) for c in cols])
@@ -264,6 +268,15 @@ def rows(frame: pl.DataFrame, template: Sequence[Item], *, distinct: bool | None
     columns = [codes + pool.add(fragments) for codes, fragments in groups]
     index = np.column_stack(columns) if len(columns) > 1 else columns[0]
     return join(pool, index, per_row=len(columns))
+
+
+def _mostly_distinct(keys: pl.DataFrame, head: int = 4096) -> bool:
+    """Whether a column of `keys` has a value of its own on most rows (by an estimate of its
+    distinct values, when its first rows have): coding them costs more than showing every
+    row."""
+    if max(keys.head(head).select(pl.all().n_unique()).row(0)) * 2 <= min(head, keys.height):
+        return False
+    return max(keys.select(pl.all().approx_n_unique()).row(0)) * 2 > keys.height
 
 
 def _used(codes: np.ndarray, values: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:

@@ -11,7 +11,7 @@ The rows of every page's tables come from one row format over all the rows of a 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import polars as pl
@@ -86,25 +86,46 @@ def pages(
     window_results: int,
     previous: Previous = NO_PREVIOUS,
 ) -> Iterator[Page | Reuse]:
+    """Every page of the Simultané, one part after the other."""
+    for part in parts(t, w, lang, timezone, window_results, previous):
+        yield from part()
+
+
+def parts(
+    t: dict,
+    w: dict,
+    lang: str,
+    timezone: str,
+    window_results: int,
+    previous: Previous = NO_PREVIOUS,
+) -> list[Callable[[], Iterator[Page | Reuse]]]:
+    """The pages of the Simultané in two parts that share nothing but the tables, to be made
+    at the same time: the months, days and tournaments; the players."""
     monthly = t["simultane_monthly"]
     results = t["simultane_tournament_results"]
     if monthly is None or results is None:
-        return
+        return []
     months = months_of(monthly, results)
     if not months:
-        return
+        return []
     daily = t["simultane_daily"]
     deals = t["simultane_deal_results"]
     crumb = (w["simultane"], paths.sim_month(months[-1]))
     names = {m: month_name(m, lang) for m in months}
-    tournaments = tournament_summary(results, deals, timezone)
-    yield from month_pages(monthly, tournaments, daily, w, lang, previous, names)
-    if daily is not None:
-        yield from day_pages(daily, tournaments, w, lang, crumb, previous, names)
-    yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous, names)
-    yield from player_pages(
-        monthly, results, t["simultane_blocks"], w, lang, timezone, window_results, crumb, previous
-    )
+
+    def events() -> Iterator[Page | Reuse]:
+        tournaments = tournament_summary(results, deals, timezone)
+        yield from month_pages(monthly, tournaments, daily, w, lang, previous, names)
+        if daily is not None:
+            yield from day_pages(daily, tournaments, w, lang, crumb, previous, names)
+        yield from tournament_pages(results, deals, tournaments, w, lang, crumb, previous, names)
+
+    def players() -> Iterator[Page | Reuse]:
+        blocks = t["simultane_blocks"]
+        args = (w, lang, timezone, window_results, crumb, previous)
+        return player_pages(monthly, results, blocks, *args)
+
+    return [events, players]
 
 
 def months_of(monthly: pl.DataFrame | None, results: pl.DataFrame | None) -> list[str]:

@@ -20,6 +20,7 @@ import polars as pl
 from markupsafe import escape as html_escape
 
 from flows.tools.chart import IN_WINDOW, NEXT_TO_LEAVE, OUT_OF_WINDOW
+from flows.tools.site import markup
 from flows.tools.site.fmt import escape, local_time, minute, number, text
 from flows.tools.site.render import Block
 from flows.tools.site.tables import Rows, grouped_rows
@@ -71,13 +72,17 @@ class Curves:
         """{player_id: what a page's template shows of the player's chart: `svg` (its opening,
         a `Block`), `line` (its line's points, or None), `points` (its circles)}."""
         line, points = self.line.blocks(), self.points.blocks()
+        svgs = markup.texts(self.frames["_svg"])
+        view, ends = svgs.view, svgs.ends.tolist()
         return {
             player: {
-                "svg": Block(memoryview(svg.encode())),
+                "svg": Block(view[start:end]),
                 "line": line.get(player),
                 "points": points.get(player, ""),
             }
-            for player, svg in self.frames.iter_rows()
+            for player, start, end in zip(
+                self.frames["player_id"].to_list(), [0, *ends[:-1]], ends, strict=True
+            )
         }
 
 
