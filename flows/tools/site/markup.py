@@ -308,15 +308,10 @@ def _combined(first: tuple[np.ndarray, pl.Series],
 def texts(values: pl.Series) -> Joined:
     """A column of texts back to back (one row each; a null is empty): its Arrow buffer as
     it is."""
-    text = values.fill_null("").rechunk().to_arrow()
-    if isinstance(text, pa.LargeStringArray) and len(text):
-        offsets = np.frombuffer(text.buffers()[1], np.int64)[
-            text.offset : text.offset + len(text) + 1
-        ]
-        data = text.buffers()[2]
-        if data is not None:
-            start = int(offsets[0])
-            return Joined(data.slice(start, int(offsets[-1]) - start), offsets[1:] - start)
+    found = _buffer(values.fill_null(""))
+    if found is not None:
+        data, offsets = found
+        return Joined(data, offsets[1:] - offsets[0])
     pool = Pool()
     pool.add(values)
     return join(pool, np.arange(len(values), dtype=np.int64))
@@ -356,11 +351,26 @@ def join(pool: Pool, index: np.ndarray, per_row: int | np.ndarray = 1) -> Joined
         ends = np.cumsum(sizes, dtype=np.int64)
     if not len(index):
         return Joined(b"", np.asarray(ends, np.int64))
-    text = fragments.gather(index).str.join("").cast(pl.Binary).to_arrow()
+    gathered = fragments.gather(index)
+    found = _buffer(gathered)
+    if found is not None and found[0].size == ends[-1]:
+        return Joined(found[0], np.asarray(ends, np.int64))
+    text = gathered.str.join("").cast(pl.Binary).to_arrow()  # (not expected)
+    return Joined(text[0].as_py(), np.asarray(ends, np.int64))
+
+
+def _buffer(values: pl.Series) -> tuple[pa.Buffer, np.ndarray] | None:
+    """The texts of `values` (no null) back to back as they are in its Arrow array, and
+    their offsets into it (the first 0); None when they are not in one buffer."""
+    text = values.rechunk().to_arrow()
+    if not isinstance(text, pa.LargeStringArray) or not len(text) or text.null_count:
+        return None
+    offsets = np.frombuffer(text.buffers()[1], np.int64)[text.offset : text.offset + len(text) + 1]
     data = text.buffers()[2]
-    if data is None or data.size < (int(ends[-1]) if len(ends) else 0):
-        data = text[0].as_py()  # (not expected: a join is one value in one buffer)
-    return Joined(data, np.asarray(ends, np.int64))
+    if data is None:
+        return None
+    start = int(offsets[0])
+    return data.slice(start, int(offsets[-1]) - start), offsets - start
 
 
 def series(joined: Joined) -> pl.Series:
