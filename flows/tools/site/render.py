@@ -249,6 +249,7 @@ class Escaped(dict):
 
 
 SEEN, ESCAPED = 4096, 1 << 16  # lists and texts kept at most (then forgotten, all at once)
+SHARED = 64  # pages given a list before it is shown in their skeleton
 MACROS = ("head_links", "site_header", "navigation", "table_open", "thead", "legend", "crumb_links")
 
 
@@ -256,7 +257,7 @@ class Renderer:
     """The templates in one language, with the site's navigation (label, site path), and the
     skeletons rendered so far (by template and shape)."""
 
-    def __init__(self, lang: str, words: dict, nav: list | tuple = ()):
+    def __init__(self, lang: str, words: dict, nav: list | tuple = (), shared: int = SHARED):
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(HERE / "templates"),
             autoescape=True,
@@ -269,20 +270,21 @@ class Renderer:
         macros = self.env.get_template("macros.html.j2").module
         self.env.globals.update({name: getattr(macros, name) for name in MACROS})
         self.env.globals["m"] = macros  # the other macros, without an import in each page
+        self.shared = shared  # pages given a list before it is shown in their skeleton
         self._caches()
 
     def sibling(self) -> Renderer:
         """A renderer of the same templates (compiled once) with caches of its own: one per
         thread."""
         other = object.__new__(Renderer)
-        other.env = self.env
+        other.env, other.shared = self.env, self.shared
         other._caches()
         return other
 
     def _caches(self) -> None:
         self._escaped = Escaped()
         self._skeletons: dict[tuple, list[Skeleton]] = {}
-        self._seen: dict[int, object] = {}  # id -> a list or tuple given to one page so far
+        self._seen: dict[int, list] = {}  # id -> [a list or tuple, the pages given it so far]
         self._shared: dict[int, tuple] = {}  # id -> (a list or tuple given to several, marker)
 
     def pieces(self, page: Page) -> list:
@@ -321,17 +323,23 @@ class Renderer:
         return skeleton.fill(values, self._escaped)
 
     def _shared_marker(self, value) -> tuple | None:
-        """For a list or tuple given to more than one page (their columns, breadcrumbs, a
-        chart's legend: the same object), a marker of that object in the shape: the skeleton
-        shows its values themselves (page data is not changed once made); else None."""
+        """For a list or tuple given to many pages (`shared` at least: their columns,
+        breadcrumbs, a chart's legend, the same object), a marker of that object in the shape:
+        the skeleton shows its values themselves (page data is not changed once made); else
+        None. (A list a few pages share, an event's breadcrumbs, is shown as the others are:
+        a skeleton of its own would cost more than it saves.)"""
         key = id(value)
         known = self._shared.get(key)
         if known is not None and known[0] is value:
             return known[1]
-        if self._seen.get(key) is not value:
+        seen = self._seen.get(key)
+        if seen is None or seen[0] is not value:
             if len(self._seen) >= SEEN:
                 self._seen.clear()
-            self._seen[key] = value
+            self._seen[key] = [value, 1]
+            return None
+        seen[1] += 1
+        if seen[1] < self.shared:
             return None
         del self._seen[key]
         known = self._shared[key] = (value, ("shared", len(self._shared)))

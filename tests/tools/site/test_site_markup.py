@@ -171,7 +171,7 @@ def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages, shared):
     next of the same shape; a list given to several pages is in their skeleton), are what
     Jinja2 renders for each: values escaped alike, the template's tests and comparisons on
     them (empty or not, `==`) as on the values."""
-    renderer = Renderer("fr", labels("fr"), [("B<", "b.html")])
+    renderer = Renderer("fr", labels("fr"), [("B<", "b.html")], shared=2)
     renderer.env.loader = jinja2.ChoiceLoader(
         [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
     )
@@ -189,14 +189,14 @@ def test_a_page_filled_from_its_skeleton_is_what_jinja_renders(pages, shared):
 def test_pages_given_other_shared_lists_show_their_own():
     """A list given to several pages is in their skeleton: pages given another such list
     (the same shape) show theirs; numbers equal but shown otherwise (0.0, -0.0) too."""
-    renderer = Renderer("fr", labels("fr"))
+    renderer = Renderer("fr", labels("fr"), shared=2)
     renderer.env.loader = jinja2.ChoiceLoader(
         [jinja2.DictLoader({"probe.html.j2": PROBE}), renderer.env.loader]
     )
     first, second = [("a", "<")], [("b", "&")]
     base = {"title": "T", "crumbs": [], "flag": True, "a": "", "b": "x", "m": Markup("")}
-    given = [first, first, first, second, second, first]
-    numbers = [None, 0.0, -0.0, float("nan"), float("nan"), 0.0]
+    given = [first, first, first, second, second, second, first]
+    numbers = [None, 0.0, -0.0, float("nan"), 0.0, float("nan"), 0.0]
     for i, (items, n) in enumerate(zip(given, numbers, strict=True)):
         data = {**base, "items": items, "n": n, "rows": ""}
         expected = renderer.env.get_template("probe.html.j2").render(root="", **data)
