@@ -215,15 +215,18 @@ class Skeleton:
         return True
 
     def fill(self, values: list, escaped: Escaped) -> list:
-        """The page: its text as bytes and its blocks' memory views, in order."""
+        """The page: its text as bytes and its blocks' memory views, in order; a block of
+        fewer than `SMALL` bytes is copied into the text around it (fewer pieces to hash and
+        write)."""
         out: list = []
+        run: list = []  # bytes and small blocks, joined into one piece
         escape = escaped.__getitem__
         for text, at, escape_it, block in self.pieces:
             if at is None:
-                out.append(text)
+                run.append(text)
             elif type(escape_it) is int:
                 shown = tuple(map(escape, at(values)[:escape_it]))
-                out.append((text % shown).encode())
+                run.append((text % shown).encode())
             else:
                 shown = tuple(
                     [
@@ -231,9 +234,15 @@ class Skeleton:
                         for s, e in zip(at, escape_it, strict=True)
                     ]
                 )
-                out.append((text % shown).encode())
+                run.append((text % shown).encode())
             if block is not None:
-                out.append(values[block].view)
+                view = values[block].view
+                if len(view) < SMALL:
+                    run.append(view)
+                else:
+                    out += (b"".join(run), view)
+                    run = []
+        out.append(b"".join(run))
         return out
 
 
@@ -249,6 +258,7 @@ class Escaped(dict):
 
 
 SEEN, ESCAPED = 4096, 1 << 16  # lists and texts kept at most (then forgotten, all at once)
+SMALL = 8192  # bytes of a block copied into the text around it
 SHARED = 64  # pages given a list before it is shown in their skeleton
 MACROS = ("head_links", "site_header", "navigation", "table_open", "thead", "legend", "crumb_links")
 
