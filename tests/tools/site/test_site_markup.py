@@ -16,7 +16,7 @@ from markupsafe import escape as html_escape
 from flows.tools.site import markup
 from flows.tools.site.fmt import MISSING, escape, num, num_value, text
 from flows.tools.site.labels import labels
-from flows.tools.site.render import Block, Page, Renderer
+from flows.tools.site.render import SMALL, Block, Page, Renderer
 from flows.tools.site.tables import Col, grouped_rows, row_items
 
 ids = st.one_of(st.none(), st.sampled_from(["P1", "P2", "<b>", 'a"b', "Zoé", "P10", ""]))
@@ -93,10 +93,12 @@ def test_taking_rows_puts_the_same_bytes_in_another_order():
 
 def test_a_page_is_its_template_with_its_rows_in_place_not_copied():
     w = labels("fr")
-    rows = pl.DataFrame({"page": ["a", "a", "c"], "v": [1, 2, 3]})
+    many = range(1, 2001)  # rows of more than `SMALL` bytes: not copied
+    rows = pl.DataFrame({"page": ["a"] * len(many) + ["c"], "v": [*many, 0]})
     cols = [Col("V", text(pl.col("v")), num=True)]
     blocks = grouped_rows(rows, ["page"], row_items(cols, "")).blocks()
-    assert bytes(blocks["a"].view) == b"\n<tr><td>1\n<tr><td>2"
+    assert bytes(blocks["a"].view).startswith(b"\n<tr><td>1\n<tr><td>2\n")
+    assert len(blocks["a"].view) >= SMALL
     renderer = Renderer("fr", w, [("Bridge", "bridge/2026-10/index.html")])
     data = {
         "title": "<Évènements>",
@@ -110,7 +112,8 @@ def test_a_page_is_its_template_with_its_rows_in_place_not_copied():
     assert [type(p) for p in pieces] == [bytes, memoryview, bytes]
     assert pieces[1].obj is blocks["a"].view.obj  # the row filler's buffer, as it is
     page = b"".join(bytes(p) for p in pieces).decode()
-    assert "<tbody>\n<tr><td>1\n<tr><td>2\n</tbody>" in page
+    assert "<tbody>\n<tr><td>1\n<tr><td>2\n" in page
+    assert "\n<tr><td>2000\n</tbody>" in page
     assert "<title>&lt;Évènements&gt; · Résultats duplirank</title>" in page
     assert "<caption>a &#34;b&#34;</caption>" in page
     assert '<a href="../../bridge/2026-10/index.html">Bridge</a>' in page
@@ -127,9 +130,11 @@ def test_rows_shown_by_a_macro_are_put_at_their_place():
             renderer.env.loader,
         ]
     )
-    page = Page("x.html", "bad.html.j2", {"rows": Block(memoryview(b"<tr>"))})
+    page = Page("x.html", "bad.html.j2", {"rows": Block(memoryview(b"<tr>" * SMALL))})
     pieces = renderer.pieces(page)
     assert pieces == [b"<p>", page.data["rows"].view, b"</p>"]
+    small = Page("y.html", "bad.html.j2", {"rows": Block(memoryview(b"<tr>"))})
+    assert renderer.pieces(small) == [b"<p><tr></p>"]  # a small block: copied in the text
 
 
 PROBE = (
