@@ -156,14 +156,20 @@ _END = object()
 
 def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
     """The items of each chain's generators (made one after the other, under their label in
-    `phases`), each chain in a thread of its own, yielded as they come."""
+    `phases`), each chain in a thread of its own, yielded as they come, `HANDED` at a time (a
+    page at a time, the caller's thread would wake for each)."""
     made: queue.SimpleQueue = queue.SimpleQueue()
 
     def run(chain) -> None:
+        batch: list = []
         try:
             for label, make in chain:
                 for item in _timed(label, make(), phases):
-                    made.put(item)
+                    batch.append(item)
+                    if len(batch) >= HANDED:
+                        made.put(batch)
+                        batch = []
+            made.put(batch)
         except BaseException as err:  # handed to the caller's thread
             made.put(_Failed(err))
         finally:
@@ -185,7 +191,10 @@ def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
                 thread.join()
             raise item.error
         else:
-            yield item
+            yield from item
+
+
+HANDED = 64  # items a thread of `concurrently` hands over at once
 
 
 @dataclass
