@@ -104,12 +104,12 @@ def site_pages(
     phases: dict | None = None,
     chrome: Chrome | None = None,
 ):
-    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), in three threads (the
-    work is Polars and NumPy on whole columns, which release the GIL): the Simultané's months,
-    days and tournaments; the Simultané's players, then the Face-à-Face's days of matches;
-    the Face-à-Face's months and players, then the bridge. Each page comes as soon as it is
-    made, rendered in the thread that made it. The seconds spent making each
-    competition's pages (data and markup, not the writing) are in `phases`."""
+    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), in two threads of
+    about the same work (mostly Polars and NumPy on whole columns, which release the GIL):
+    the Simultané's months, days and tournaments, then the Face-à-Face's days of matches; the
+    Simultané's players, the Face-à-Face's months and players, then the bridge. Each page
+    comes as soon as it is made, rendered in the thread that made it. The seconds spent
+    making each part's pages (data and markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
 
@@ -120,12 +120,12 @@ def site_pages(
     sim = simultane.parts(tables, words, lang, timezone, window_results, previous) or nothing
     ff = face_a_face.parts(tables, words, lang, timezone, previous) or nothing
     chains = [
-        [("simultane", lambda: made(sim[0]()))],
         [
-            ("simultane_players", lambda: made(sim[1]())),
+            ("simultane", lambda: made(sim[0]())),
             ("face_a_face_days", lambda: made(ff[1]())),
         ],
         [
+            ("simultane_players", lambda: made(sim[1]())),
             ("face_a_face", lambda: made(ff[0]())),
             ("bridge", lambda: made(bridge.pages(tables, words, lang, previous))),
         ],
