@@ -1,10 +1,11 @@
 """Build the site: read the tables once, make every page, write only what changed, swap it in.
 
 - `build_site(read_table, out_dir, lang, previous)` writes a complete site into `out_dir` (a new
-  or empty folder). The data of the pages of each kind is prepared on whole columns, the
-  Simultané and the other competitions in two threads; each page is rendered from its kind's
-  template (`render`: the template's text and the rows of its tables, slices of the row
-  filler's buffers), hashed (sha256) and compared with the index of the `previous` site
+  or empty folder). The data of the pages of each kind is prepared on whole columns, five
+  parts of the site in three threads (`site_pages`); each page is rendered from its kind's
+  template in the thread that made it (`render`: the template's text and the rows of its
+  tables, slices of the row filler's buffers), hashed (sha256) and compared with the index of
+  the `previous` site
   (`_pages.json`: path -> hash) by two writer threads: an unchanged page is hard-linked from the
   previous site (copied if linking fails), a changed or new one is written (one `writev`).
   Every page but the index also carries a fingerprint of its rows: when it and the build's
@@ -104,12 +105,12 @@ def site_pages(
     phases: dict | None = None,
     chrome: Chrome | None = None,
 ):
-    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), in two threads of
-    about the same work (mostly Polars and NumPy on whole columns, which release the GIL):
-    the Simultané's months, days and tournaments, then the Face-à-Face's days of matches; the
-    Simultané's players, the Face-à-Face's months and players, then the bridge. Each page
-    comes as soon as it is made, rendered in the thread that made it. The seconds spent
-    making each part's pages (data and markup, not the writing) are in `phases`."""
+    """Every page (`Page`, or `Rendered` with a `chrome`, or `Reuse`), made in three threads
+    (mostly Polars and NumPy on whole columns, which release the GIL) part by part, the dearest
+    first: the Simultané's months, days and tournaments; its players; the Face-à-Face's months
+    and players; its days of matches; the bridge. Each page comes as soon as it is made,
+    rendered in the thread that made it. The seconds spent making each part's pages (data and
+    markup, not the writing) are in `phases`."""
     phases = {} if phases is None else phases
     yield from _timed("index", iter([index_page(tables, words, lang)]), phases)
 
@@ -119,18 +120,14 @@ def site_pages(
     nothing = [lambda: iter(())] * 2
     sim = simultane.parts(tables, words, lang, timezone, window_results, previous) or nothing
     ff = face_a_face.parts(tables, words, lang, timezone, previous) or nothing
-    chains = [
-        [
-            ("simultane", lambda: made(sim[0]())),
-            ("face_a_face_days", lambda: made(ff[1]())),
-        ],
-        [
-            ("simultane_players", lambda: made(sim[1]())),
-            ("face_a_face", lambda: made(ff[0]())),
-            ("bridge", lambda: made(bridge.pages(tables, words, lang, previous))),
-        ],
+    parts = [  # the dearest first
+        ("simultane", lambda: made(sim[0]())),
+        ("simultane_players", lambda: made(sim[1]())),
+        ("face_a_face", lambda: made(ff[0]())),
+        ("face_a_face_days", lambda: made(ff[1]())),
+        ("bridge", lambda: made(bridge.pages(tables, words, lang, previous))),
     ]
-    yield from concurrently(chains, phases)
+    yield from concurrently(parts, phases)
 
 
 @dataclass(slots=True)
@@ -154,16 +151,20 @@ def rendered(pages, renderer: Renderer):
 _END = object()
 
 
-def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
-    """The items of each chain's generators (made one after the other, under their label in
-    `phases`), each chain in a thread of its own, yielded as they come, `HANDED` at a time (a
-    page at a time, the caller's thread would wake for each)."""
+def concurrently(parts: list[tuple[str, object]], phases: dict, workers: int = 3):
+    """The items of the generators `parts` make (under their label in `phases`), made by
+    `workers` threads, each taking the next part when it has made one, yielded as they come,
+    `HANDED` at a time (a page at a time, the caller's thread would wake for each)."""
     made: queue.SimpleQueue = queue.SimpleQueue()
+    todo = iter(parts)  # (taken by the threads one part at a time: `next` holds the GIL)
+    failed = threading.Event()  # (the other threads take no more parts)
 
-    def run(chain) -> None:
+    def run() -> None:
         batch: list = []
         try:
-            for label, make in chain:
+            for label, make in todo:
+                if failed.is_set():
+                    break
                 for item in _timed(label, make(), phases):
                     batch.append(item)
                     if len(batch) >= HANDED:
@@ -171,13 +172,14 @@ def concurrently(chains: list[list[tuple[str, object]]], phases: dict):
                         batch = []
             made.put(batch)
         except BaseException as err:  # handed to the caller's thread
+            failed.set()
             made.put(_Failed(err))
         finally:
             made.put(_END)
 
     threads = [
-        threading.Thread(target=run, args=(chain,), name=f"site-{i}", daemon=True)
-        for i, chain in enumerate(chains)
+        threading.Thread(target=run, name=f"site-{i}", daemon=True)
+        for i in range(min(workers, len(parts)))
     ]
     for thread in threads:
         thread.start()
