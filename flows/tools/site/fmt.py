@@ -58,7 +58,7 @@ def minute(expr: pl.Expr, timezone: str, pattern: str = "%Y-%m-%d %H:%M") -> Key
         return Keyed.of(
             lambda k: local_time(
                 (k * 60_000_000).cast(pl.Datetime("us", "UTC")), timezone, pattern
-            ),  # fmt: skip
+            ),
             expr.dt.epoch("s").floordiv(60),
         )
     local_day = expr.dt.convert_time_zone(timezone).dt.date().cast(pl.Int32)

@@ -1,12 +1,17 @@
 """The row filler: the markup of every row of a big table at once, on whole columns.
 
-A row's markup is a *row format*: literal text and Polars expressions of the row's columns
-(escaped and formatted by `fmt`), put together by one `concat_str` over all the rows of a kind
-of page. The rows come back back to back in one UTF-8 buffer (`Joined`: the bytes and where
-each row ends); the rows of one page are a byte range of it (`groups`), which the page's
-template shows as a `render.Block`, written as it is.
+A row's markup is a *row format*: literal text and *parts*, Polars expressions of the row's
+columns (escaped and formatted by `fmt`) or `Keyed` values (a key computed from the row, an
+integer such as a number rounded to its decimals, and the markup of each key value). A few
+thousand rows are put together by one `concat_str`. More (`DIRECT`) are coded: each part is
+shown once per distinct value of what it reads (dense integer codes, `dense`; a column of ids,
+nearly all distinct, is shown row by row), parts whose values make few combinations are shown
+as one, and the rows are those fragments gathered by code (`join`). The rows come back to
+back in one UTF-8 buffer (`Joined`: the bytes and where each row ends); the rows of one page
+are a byte range of it (`groups`), which the page's template shows as a `render.Block`,
+written as it is.
 
-`Pool` and `join` put rows together from fragments by index (the deal-by-deal grid, the
+`Pool` and `join` also put rows together from fragments by index (the deal-by-deal grid, the
 Face-à-Face articles: a row made of other rows); `positions` matches the rows of a big table to
 a small one by hash, without a join.
 """
@@ -96,12 +101,17 @@ def _column_codes(s: pl.Series) -> tuple[np.ndarray, pl.Series]:
                 codes = (phys.cast(pl.Int64) - (lo - 1)).fill_null(0).to_numpy()
             else:
                 codes = phys.to_numpy().astype(np.int64) - (lo - 1)
-            values = pl.concat([
-                pl.Series([None], dtype=pl.Int64),
-                pl.int_range(lo, hi + 1, eager=True, dtype=pl.Int64),
-            ])  # fmt: skip
-            values = values.cast(pl.Int8).cast(pl.Boolean) if s.dtype == pl.Boolean else (
-                values.cast(s.dtype))  # fmt: skip
+            values = pl.concat(
+                [
+                    pl.Series([None], dtype=pl.Int64),
+                    pl.int_range(lo, hi + 1, eager=True, dtype=pl.Int64),
+                ]
+            )
+            values = (
+                values.cast(pl.Int8).cast(pl.Boolean)
+                if s.dtype == pl.Boolean
+                else values.cast(s.dtype)
+            )
             return codes, values.alias(s.name)
     if s.dtype == pl.String:
         coded = _hash_codes(s)
@@ -150,9 +160,10 @@ def dense(keys: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
         every = np.arange(stride, dtype=np.int64)
         columns = {
             name: values.gather((every // step) % size)
-            for name, (_, values), step, size in zip(keys.columns, per_column, strides, sizes,
-                                                      strict=True)
-        }  # fmt: skip
+            for name, (_, values), step, size in zip(
+                keys.columns, per_column, strides, sizes, strict=True
+            )
+        }
         return combined, pl.DataFrame(columns)
     # many combinations: the distinct rows of the column codes, through a join
     coded = pl.DataFrame({f"c{i}": codes for i, (codes, _) in enumerate(per_column)})
@@ -219,8 +230,10 @@ def rows(frame: pl.DataFrame, template: Sequence[Item], *, distinct: bool | None
     if distinct is None:
         distinct = n >= DIRECT
     if not distinct:
-        shown = [pl.lit(i) if isinstance(i, str) else
-                 (i.show(*i.keys) if isinstance(i, Keyed) else i) for i in template]  # fmt: skip
+        shown = [
+            pl.lit(i) if isinstance(i, str) else (i.show(*i.keys) if isinstance(i, Keyed) else i)
+            for i in template
+        ]
         return texts(frame.select(pl.concat_str(shown, ignore_nulls=True)).to_series())
     parts, constant = _parts(template)
     pool = Pool()
@@ -290,8 +303,9 @@ def _used(codes: np.ndarray, values: pl.DataFrame) -> tuple[np.ndarray, pl.DataF
     return renumber[codes], values[used]
 
 
-def _combined(first: tuple[np.ndarray, pl.Series],
-              second: tuple[np.ndarray, pl.Series]) -> tuple[np.ndarray, pl.Series]:  # fmt: skip
+def _combined(
+    first: tuple[np.ndarray, pl.Series], second: tuple[np.ndarray, pl.Series]
+) -> tuple[np.ndarray, pl.Series]:
     """Two parts one after the other as one: a code per combination some row has, its
     fragment the two fragments back to back."""
     (codes_a, frags_a), (codes_b, frags_b) = first, second
@@ -300,8 +314,9 @@ def _combined(first: tuple[np.ndarray, pl.Series],
     counts = np.bincount(combined, minlength=len(frags_a) * width)
     used = np.flatnonzero(counts)
     renumber = np.cumsum(counts > 0) - 1
-    fragments = pl.DataFrame({"a": frags_a.gather(used // width),
-                              "b": frags_b.gather(used % width)})  # fmt: skip
+    fragments = pl.DataFrame(
+        {"a": frags_a.gather(used // width), "b": frags_b.gather(used % width)}
+    )
     return renumber[combined], fragments.select(pl.concat_str("a", "b")).to_series()
 
 
