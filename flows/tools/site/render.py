@@ -5,18 +5,19 @@ its `content` block with its data.
 A page is `Page(path, template, data)`. `Renderer.pieces(page)` gives what the writer writes
 one after the other: the page's text (bytes) and the rows of its big tables, `Block`s — byte
 ranges of the buffer the row filler (`markup`) made for every page of a kind, written as they
-are, never copied into the page's text.
+are (a block of less than `SMALL` bytes is copied into the text around it).
 
 A template is rendered once per *shape* of the data it gets, a skeleton (`Skeleton`): the
-data's structure (dicts' keys, lists' lengths, numbers, None, which texts are empty) kept, each
-text, markup or block replaced by a token (`MARK`, its slot's number, `MARK`). A page of that
-shape is the skeleton's text between the tokens and its own values in their place, each
-escaped as the template escapes it (`markupsafe.escape`; markup and blocks as they are). A
-token compares as its value: each comparison the template makes (`title == w.site`) is a
-guard of the skeleton, and a page whose values compare otherwise gets a skeleton of its own.
-A list or tuple given to several pages (the same object: a table's columns) is in their
-skeleton as it is. A template shows, joins (`~`), compares and tests its texts; it does not
-measure, slice or filter them (a filter that changes a token is refused, `Renderer.skeleton`).
+data's structure (dicts' keys, lists' lengths, numbers, None, which texts are empty) and the
+page's way to the site root kept, each text, markup or block replaced by a token (`MARK`, its
+slot's number, `MARK`). A page of that shape is the skeleton's text between the tokens and its
+own values in their place, each escaped as the template escapes it (`markupsafe.escape`;
+markup and blocks as they are). A token compares as its value: each comparison the template
+makes (`title == w.site`) is a guard of the skeleton, and a page whose values compare otherwise
+gets a skeleton of its own. A list or tuple given to many pages (the same object: a table's
+columns) is in their skeleton as it is. A template shows, joins (`~`), compares and tests its
+texts; it does not measure, slice or filter them (a filter that changes a token is refused,
+`Renderer.skeleton`).
 """
 
 from __future__ import annotations
