@@ -67,14 +67,6 @@ MATCH_LINK = pl.concat_str(  # the match's article in the page of its day (from 
 )
 
 
-def pages(
-    t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS
-) -> Iterator[Page | Reuse]:
-    """Every page of the Face-à-Face, one part after the other."""
-    for part in parts(t, w, lang, timezone, previous):
-        yield from part()
-
-
 def parts(
     t: dict, w: dict, lang: str, timezone: str, previous: Previous = NO_PREVIOUS
 ) -> list[Callable[[], Iterator[Page | Reuse]]]:

@@ -78,19 +78,6 @@ def month_href(folder: str) -> pl.Expr:
     return pl.concat_str(pl.lit(way), pl.col("month"), pl.lit("/index.html"))
 
 
-def pages(
-    t: dict,
-    w: dict,
-    lang: str,
-    timezone: str,
-    window_results: int,
-    previous: Previous = NO_PREVIOUS,
-) -> Iterator[Page | Reuse]:
-    """Every page of the Simultané, one part after the other."""
-    for part in parts(t, w, lang, timezone, window_results, previous):
-        yield from part()
-
-
 def parts(
     t: dict,
     w: dict,

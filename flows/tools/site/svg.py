@@ -97,21 +97,21 @@ def _per_player(frame: pl.DataFrame, *aggs: pl.Expr) -> pl.DataFrame:
     return pl.concat([frame, per.drop("player_id", "_len")[at]], how="horizontal")
 
 
+def _point_open(radius: str, fill: pl.Expr, timezone: str) -> list:
+    """The row format of a chart's point up to its tooltip's first words: the circle at
+    (`_x`, `_y`), its colour, and the local day of `ended_at`."""
+    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
+    where = ["<circle cx=", text(pl.col("_x")), " cy=", text(pl.col("_y"))]
+    return [*where, f" r={radius} fill=", fill, " tabindex=0><title>", day]
+
+
 def simultane_curves(
     blocks: pl.DataFrame, words: dict, lang: str, timezone: str, window_results: int
 ) -> Curves:
     """The Performance Simultané curve of every player of `blocks` (sorted by player, block)."""
     frame = _placed_blocks(blocks, window_results)
-    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
     point = [
-        "<circle cx=",
-        text(pl.col("_x")),
-        " cy=",
-        text(pl.col("_y")),
-        " r=4.5 fill=",
-        pl.col("_colour"),
-        " tabindex=0><title>",
-        day,
+        *_point_open("4.5", pl.col("_colour"), timezone),
         f" — {words['pct_cumul']} ",
         number(pl.col("pct_cumul"), 1, lang),
         f" · {words['pct_actuel']} ",
@@ -253,14 +253,8 @@ def elo_curves(elo: pl.DataFrame, words: dict, lang: str, timezone: str) -> Curv
         _x=_scale(pl.col("_i"), pl.lit(0.0), pl.col("_n") - 1, LEFT, PLOT_W),
         _y=_scale(pl.col("elo_after"), pl.col("_hi"), pl.col("_lo"), TOP, PLOT_H),
     )
-    day = minute(pl.col("ended_at"), timezone, "%Y-%m-%d")
     point = [
-        "<circle cx=",
-        text(pl.col("_x")),
-        " cy=",
-        text(pl.col("_y")),
-        f" r=4 fill={IN_WINDOW} tabindex=0><title>",
-        day,
+        *_point_open("4", pl.lit(IN_WINDOW), timezone),
         " — ",
         escape(pl.col("match_id")),
         f" · {words['elo']} ",

@@ -154,7 +154,8 @@ def player_pages_markup(competition: str = "simultane") -> str:
         else:
             pages = [
                 p
-                for p in face_a_face.pages(ff_tables(), w, lang, "Europe/Paris")
+                for part in face_a_face.parts(ff_tables(), w, lang, "Europe/Paris")
+                for p in part()
                 if p.path.startswith("face-a-face/joueurs/")
             ]
         for page in pages:
