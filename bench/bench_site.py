@@ -10,6 +10,11 @@ then in one process (Prefect's temporary server started before any timing):
   4. publish_site again with nothing changed                                   T_site_same
   5. the last day is delivered, nightly again, then publish_site over the
      previous site (only the pages whose data changed are written)           T_site_day
+  6. with `--against CHECKOUT`: full builds of that warehouse into a new folder, each in a
+     process of its own (Python, imports, the build), by this code and by CHECKOUT's in
+     turn, `--rounds` rounds (the first of each round alternating): medians, and the median
+     of each round's difference (this code − CHECKOUT); `--builds-in` a folder on another
+     disk (/dev/shm: the writing's kernel time out of the comparison)
 The nightly and the backfill run with `site.enabled = False` (they rebuild the site
 themselves otherwise): their times are the pipeline's alone, the site is timed on its own.
 Writes the times (wall and this process's CPU), the pages written / reused, the phases of each
@@ -26,6 +31,8 @@ import json
 import os
 import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -88,12 +95,65 @@ def write_files(files: list[tuple[Path, bytes]], out: Path) -> None:
         list(pool.map(lambda item: _write(str(out / item[0]), [item[1]]), files, chunksize=48))
 
 
+BUILD = """
+import json, os, sys, time
+code, warehouse, out = sys.argv[1:4]
+sys.path.insert(0, code)
+from flows.allocator import use_batch_allocator
+use_batch_allocator()
+from flows.storage.warehouse import Warehouse
+from flows.tools.site import build_site
+cpu, start = time.process_time(), time.perf_counter()
+report = build_site(Warehouse(warehouse).scan, out)
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps({"build_s": wall, "build_cpu_s": cpu, "pages": report.pages}))
+"""  # one full build of the site in a process of its own, by the code at argv[1]
+
+
+def against(checkout: Path, warehouse: Path, into: Path, rounds: int) -> dict:
+    """Full builds of `warehouse`'s site (into a folder of `into`) by this code and
+    `checkout`'s, each in a process of its own, in turn: their medians and the median of each
+    round's difference."""
+    codes = {"this": ROOT, "against": checkout}
+    runs: dict[str, list[dict]] = {"this": [], "against": []}
+    out = into / "ab-site"
+    for i in range(rounds):
+        for name in ("this", "against") if i % 2 == 0 else ("against", "this"):
+            shutil.rmtree(out, ignore_errors=True)
+            cmd = [sys.executable, "-c", BUILD, str(codes[name]), str(warehouse), str(out)]
+            start = time.perf_counter()
+            done = subprocess.run(cmd, cwd=codes[name], capture_output=True, text=True, check=True)
+            run = json.loads(done.stdout.strip().splitlines()[-1])
+            run["process_s"] = time.perf_counter() - start
+            runs[name].append(run)
+    shutil.rmtree(out, ignore_errors=True)
+    keys = ("process_s", "build_s", "build_cpu_s")
+    pairs = list(zip(runs["this"], runs["against"], strict=True))
+    median = {
+        n: {k: round(statistics.median(r[k] for r in rs), 3) for k in keys}
+        for n, rs in runs.items()
+    }
+    diff = {k: round(statistics.median(a[k] - b[k] for a, b in pairs), 3) for k in keys}
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, cwd=checkout, capture_output=True, text=True).stdout.strip()
+    return {
+        "checkout": str(checkout),
+        "commit": commit,
+        "rounds": rounds,
+        "median": median,
+        "median_difference_this_minus_against": diff,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--players", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data" / "site")
+    parser.add_argument("--against", type=Path, help="another checkout's site build, in turn")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--builds-in", type=Path, help="the folder those builds write into")
     args, _ = parser.parse_known_args()  # `make bench` passes its arguments to every script
 
     work = args.work
@@ -187,6 +247,10 @@ def main() -> None:
         "load_average_1m_before": LOADS,
         "peak_rss_gib": round(peak_gib, 2),
     }
+    if args.against:
+        print(f"site: full builds, this code and {args.against} in turn…", flush=True)
+        into = args.builds_in or work
+        result["against"] = against(args.against.resolve(), warehouse, into, args.rounds)
     default = (args.days, args.players) == (30, 5000)
     name = "site" if default else f"site_{args.days}d_{args.players}p"
     out = ROOT / "bench" / "results" / f"{name}.json"
