@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -19,7 +21,7 @@ from flows import cli
 from flows.errors import UserError
 from flows.storage.warehouse import Warehouse
 from flows.tools.site import build_site, paths, publish_site
-from flows.tools.site.build import PAGE_INDEX
+from flows.tools.site.build import PAGE_INDEX, concurrently
 from flows.tools.site.fmt import num, num_value
 from flows.tools.site.paths import MAX_SLUG, slug, slug_expr
 from flows.tools.site.svg import curve_colour
@@ -611,3 +613,32 @@ def test_a_day_whose_standings_changed_is_made_again_the_other_days_are_linked(
     page = f"simultane/{day:%Y-%m}/{day}.html"
     assert report.written_paths == [page]
     assert "99,99" in (tmp_path / "next" / page).read_text()
+
+
+def test_a_part_that_fails_stops_the_build_and_no_other_part_is_started():
+    """The error of one part of the site reaches the build, and the other threads take no
+    part after it (the build stops instead of making the rest of the site)."""
+    started: list[str] = []
+    failing = threading.Event()
+
+    def part(label: str):
+        def make():
+            started.append(label)
+            if label == "a":  # fails once another thread is making a part
+                while len(started) < 2:
+                    time.sleep(0.001)
+                failing.set()
+                raise OSError("a failed")
+            if label == "0":  # still being made when "a" fails
+                failing.wait(5)
+                time.sleep(0.2)
+            yield label
+
+        return label, make
+
+    parts = [part("a"), *(part(str(i)) for i in range(20))]
+    with pytest.raises(OSError, match="a failed"):
+        list(concurrently(parts, {}, workers=2))
+    assert sorted(started) == ["0", "a"]
+    made = list(concurrently([part(str(i)) for i in range(1, 8)], {}, workers=3))
+    assert sorted(made) == [str(i) for i in range(1, 8)]
