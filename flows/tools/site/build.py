@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -620,6 +621,7 @@ def publish(out: Path | str, build) -> SiteReport:
         raise UserError(f"cannot create {out.parent}: {err.strerror or err}") from None
     stage = out.parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
+    remove_stale(out)
     try:
         try:
             stage.mkdir()
@@ -631,6 +633,27 @@ def publish(out: Path | str, build) -> SiteReport:
         shutil.rmtree(stage, ignore_errors=True)  # the new site's staging, or the old site
     report.out = out
     return report
+
+
+def remove_stale(out: Path) -> None:
+    """Remove the staging folders (and previous sites being swapped out) that builds of `out`
+    killed before their end left beside it: those of processes that are gone. A build still
+    running keeps its own."""
+    for folder in out.parent.glob(f".{glob.escape(out.name)}.*-*"):
+        kind, _, pid = folder.name[len(out.name) + 2 :].rpartition("-")
+        if kind not in ("staging", "old") or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def swap_in(stage: Path, out: Path) -> None:

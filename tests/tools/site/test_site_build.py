@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -241,6 +242,24 @@ def test_publish_swaps_the_new_site_in_and_leaves_no_staging(site_warehouse, tmp
     with pytest.raises(UserError, match="not a duplirank site"):
         publish_site(Warehouse(site_warehouse).scan, tmp_path / "mine")
     assert (tmp_path / "mine/notes.txt").read_text() == "keep me"
+
+
+def test_a_build_removes_what_killed_builds_left_beside_the_site(site_warehouse, tmp_path):
+    """A build killed (kill -9) leaves its staging folder, a whole site, beside the live one;
+    the next build removes those of processes that are gone, not a running build's."""
+    done = subprocess.Popen(["true"])
+    done.wait()  # a process that is gone
+    out = tmp_path / "site"
+    left = [tmp_path / f".site.staging-{done.pid}", tmp_path / f".site.old-{done.pid}"]
+    running = tmp_path / f".site.staging-{os.getppid()}"
+    other = tmp_path / f".other.staging-{done.pid}"  # not this site's
+    for folder in [*left, running, other]:
+        folder.mkdir()
+        (folder / "index.html").write_text("a page")
+    publish_site(Warehouse(site_warehouse).scan, out)
+    assert (out / PAGE_INDEX).is_file()
+    kept = sorted([out.name, running.name, other.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == kept
 
 
 def test_site_command(site_warehouse, tmp_path, capsys):
