@@ -63,10 +63,12 @@ def kops_site(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(site_warehouse):
-    """Chromium for the session. Playwright's sync API runs an event loop in this thread:
-    the sample warehouse (a Prefect flow) is built before it starts."""
+    """Chromium for a module of browser tests. Playwright's sync API runs an event loop in this
+    thread while it is open, and a Prefect flow called in a thread with a running loop returns
+    a coroutine: the sample warehouse is built before it starts, and it stops with its module,
+    before another module's flows run in this worker."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
