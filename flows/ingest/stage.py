@@ -29,6 +29,7 @@ from flows.ingest.line_split import Chunk
 from flows.ingest.log import FileReport
 from flows.ingest.partition import assign_partition, parent_keys
 from flows.ingest.reasons import raw_texts
+from flows.storage.local import process_running
 from flows.storage.warehouse import Transaction, Warehouse
 from transforms.calendar import RAW_MONTH
 from transforms.record_types import RECORD_TYPES
@@ -89,18 +90,8 @@ def remove_stale_scratch() -> None:
         return
     for folder in folders:
         pid = re.fullmatch(r"(\d+)-\w+", folder.name[len(here) :])  # mkdtemp's suffix: \w
-        if pid is not None and not _running(int(pid.group(1))):
+        if pid is not None and not process_running(int(pid.group(1))):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process
-        return True
-    return True
 
 
 def bronze_table(record_type: str) -> str:

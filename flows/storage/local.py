@@ -312,3 +312,15 @@ def _fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def process_running(pid: int) -> bool:
+    """Whether process `pid` is running (another user's counts as running): a folder a process
+    left is removed only once that process is gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True

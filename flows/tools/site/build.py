@@ -37,6 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.errors import UserError
+from flows.storage.local import process_running
 from flows.tools.site import PAGE_INDEX, bridge, face_a_face, paths, simultane
 from flows.tools.site.fmt import num, text
 from flows.tools.site.labels import labels, month_name
@@ -641,19 +642,9 @@ def remove_stale(out: Path) -> None:
     running keeps its own."""
     for folder in out.parent.glob(f".{glob.escape(out.name)}.*-*"):
         kind, _, pid = folder.name[len(out.name) + 2 :].rpartition("-")
-        if kind not in ("staging", "old") or not pid.isdigit() or _alive(int(pid)):
+        if kind not in ("staging", "old") or not pid.isdigit() or process_running(int(pid)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def swap_in(stage: Path, out: Path) -> None:
