@@ -354,24 +354,22 @@ class Pool:
 def join(pool: Pool, index: np.ndarray, per_row: int | np.ndarray = 1) -> Joined:
     """The fragments `pool[index]` back to back; a row is `per_row` consecutive fragments
     (a number, or the count of each row)."""
-    fragments = pool.series()
     index = np.ascontiguousarray(index, dtype=np.int64).ravel()
-    lengths = fragments.str.len_bytes().to_numpy().astype(np.int64)
-    sizes = lengths[index]
-    if isinstance(per_row, np.ndarray):  # rows of several sizes (an empty row: no fragment)
-        ends = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])[np.cumsum(per_row)]
-    else:
-        if per_row > 1:
-            sizes = sizes.reshape(-1, per_row).sum(axis=1)
-        ends = np.cumsum(sizes, dtype=np.int64)
-    if not len(index):
-        return Joined(b"", np.asarray(ends, np.int64))
-    gathered = fragments.gather(index)
+    gathered = pool.series().gather(index)
     found = _buffer(gathered)
-    if found is not None and found[0].size == ends[-1]:
-        return Joined(found[0], np.asarray(ends, np.int64))
-    text = gathered.str.join("").cast(pl.Binary).to_arrow()  # (not expected)
-    return Joined(text[0].as_py(), np.asarray(ends, np.int64))
+    if found is not None:  # the fragments as the gathered column holds them, and their ends
+        data, offsets = found
+        fragment_ends = offsets[1:]
+    else:  # (no fragment, or not in one buffer)
+        lengths = gathered.str.len_bytes().to_numpy().astype(np.int64)
+        fragment_ends = np.cumsum(lengths, dtype=np.int64)
+        text = gathered.str.join("").cast(pl.Binary).to_arrow()
+        data = text[0].as_py() if len(index) else b""
+    if isinstance(per_row, np.ndarray):  # rows of several sizes (an empty row: no fragment)
+        ends = np.concatenate([[0], fragment_ends])[np.cumsum(per_row)]
+    else:
+        ends = fragment_ends[per_row - 1 :: per_row]
+    return Joined(data, np.asarray(ends, np.int64))
 
 
 def _buffer(values: pl.Series) -> tuple[pa.Buffer, np.ndarray] | None:

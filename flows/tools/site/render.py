@@ -204,7 +204,7 @@ class Skeleton:
             text = literal[0].encode()
         at = tuple(slot for slot, _ in slots)
         escape_it = tuple(text for _, text in slots)
-        if all(escape_it):  # (the most common piece: only texts, taken and escaped in C)
+        if all(escape_it):  # (the most common piece: only texts, no Python step per slot)
             at = operator.itemgetter(*at, *at[:1]) if at else None  # (a tuple even for one)
             escape_it = len(slots)
         self.pieces.append((text, at, escape_it, block))
